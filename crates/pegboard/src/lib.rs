@@ -1,1 +1,97 @@
-//! x
+//! PegBoard puts the tools of many MCP servers on one board for an LLM.
+//!
+//! Each server (an [rmcp](https://docs.rs/rmcp) client service) is added under a namespace; its
+//! tools get prefixed names (`web` + `search` -> `web-search`), so tools of different servers never
+//! clash, and a call by the prefixed name is routed back to the right server under the tool's
+//! original name.
+//!
+//! # A tour
+//!
+//! A real rmcp server runs in-process here, connected over a `tokio::io::duplex` pipe; with a
+//! child process or an HTTP server, only the transport changes.
+//!
+//! ```
+//! use rmcp::{ServerHandler, ServiceExt, handler::server::wrapper::Parameters, tool, tool_handler, tool_router};
+//! use pegboard::PegBoard;
+//!
+//! #[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+//! struct Query { query: String }
+//!
+//! #[derive(Clone)]
+//! struct Web { tool_router: rmcp::handler::server::router::tool::ToolRouter<Self> }
+//!
+//! #[tool_router]
+//! impl Web {
+//!     #[tool(description = "Search the web")]
+//!     async fn search(&self, Parameters(q): Parameters<Query>) -> String { format!("results for {}", q.query) }
+//! }
+//! #[tool_handler]
+//! impl ServerHandler for Web {}
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+//! tokio::spawn(async move {
+//!     let server = Web { tool_router: Web::tool_router() }.serve(server_io).await?;
+//!     server.waiting().await?;
+//!     anyhow::Ok(())
+//! });
+//! let service = ().into_dyn().serve(client_io).await?;
+//!
+//! let board = PegBoard::new();
+//! assert_eq!(board.add_service(Some("web".to_string()), service).await?, 1);
+//! assert_eq!(board.list_all_tools(), ["web-search"]);
+//! assert_eq!(board.get_tool_route("web-search"), Some((0, "search".to_string())));
+//!
+//! let result = board.call_tool("web-search", serde_json::json!({"query": "rust"})).await?;
+//! assert_eq!(result.content[0].as_text().unwrap().text, "results for rust");
+//!
+//! // An unknown name is an error that says what was meant.
+//! let err = board.call_tool("search", serde_json::json!({})).await.unwrap_err();
+//! assert_eq!(err.to_string(), "tool `search` is not on the board; did you mean `web-search`?");
+//! # Ok(()) }
+//! ```
+//!
+//! # What to read next
+//! - [`PegBoard`]: every method, with the guarantees (atomic writes, lock-free reads).
+//! - [`NamingPolicy`]: separators, LLM-safe names, stable hashes for long names.
+//! - [`export`]: the board's tools as OpenAI, Anthropic or Gemini JSON.
+//! - [`client`]: follow a server's `tools/list_changed`.
+//! - `server` (feature `server`): the board as one MCP server, for a gateway.
+//! - [`tokio_usage`]: sharing a board between tasks, concurrent calls, registering while serving.
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod board;
+pub mod client;
+mod discovery;
+mod error;
+pub mod export;
+pub mod naming;
+mod options;
+mod refresh;
+mod registry;
+#[cfg(feature = "server")]
+pub mod server;
+mod slot;
+mod suggest;
+mod tool;
+
+#[doc = include_str!("../TOKIO_USAGE.md")]
+pub mod tokio_usage {}
+
+pub use board::{DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder};
+pub use error::PegBoardError;
+pub use naming::NamingPolicy;
+pub use options::{CallOptions, ServiceOptions};
+pub use refresh::RefreshReport;
+pub use slot::{ServiceInfo, ServiceState};
+pub use tool::Tool;
+
+/// The service type the board stores: any rmcp client connection, type-erased.
+///
+/// Make one with `handler.into_dyn().serve(transport).await?` (`handler` may be `()`).
+pub type BoxedService = rmcp::service::RunningService<
+    rmcp::RoleClient,
+    Box<dyn rmcp::service::DynService<rmcp::RoleClient>>,
+>;

@@ -1,0 +1,144 @@
+//! The one error type of the crate.
+
+use std::time::Duration;
+
+/// Everything that can go wrong on a [`PegBoard`](crate::PegBoard).
+///
+/// Every variant says what happened and what to do about it; a failed write (`add_service`,
+/// `register_tool`, ...) always leaves the board exactly as it was.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PegBoardError {
+    /// No tool of that name is on the board.
+    #[error("tool `{name}` is not on the board{}", did_you_mean(suggestions))]
+    ToolNotFound {
+        /// The name that was asked for.
+        name: String,
+        /// Names on the board that are close to it, closest first.
+        suggestions: Vec<String>,
+    },
+
+    /// The name a tool would get is already taken (by the board, or by another tool of the same server).
+    #[error("tool name `{name}` is already registered{}; choose another namespace, or filter the tool out with a deny list", owner(namespace))]
+    DuplicateTool {
+        /// The full name, as the LLM would see it.
+        name: String,
+        /// The namespace that holds (or would hold) the name already; `None` for unprefixed tools.
+        namespace: Option<String>,
+    },
+
+    /// A tool name that cannot be used.
+    #[error("invalid tool name `{name}`: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// A namespace that cannot be used.
+    #[error("invalid namespace `{namespace}`: {reason}")]
+    InvalidNamespace {
+        /// The namespace as given.
+        namespace: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// No tool or service is registered under that namespace.
+    #[error("namespace `{namespace}` is not on the board (known namespaces: {known})")]
+    UnknownNamespace {
+        /// The namespace that was asked for.
+        namespace: String,
+        /// The namespaces on the board, comma separated.
+        known: String,
+    },
+
+    /// No service is stored at that index (never added, or removed since).
+    #[error("no service at index {index}; add the service first (add_service returns after storing it)")]
+    UnknownService {
+        /// The index that was asked for.
+        index: usize,
+    },
+
+    /// The arguments of a call are not a JSON object.
+    #[error("invalid arguments for `{tool}`: {reason}")]
+    InvalidArguments {
+        /// The tool called.
+        tool: String,
+        /// What is wrong with them.
+        reason: String,
+    },
+
+    /// The service answered the call with an error, or the call could not be delivered.
+    #[error("service{} failed on `{tool}`: {source}", of_namespace(namespace))]
+    ServiceError {
+        /// The tool called, by its board name.
+        tool: String,
+        /// The namespace of the service.
+        namespace: Option<String>,
+        /// rmcp's error.
+        #[source]
+        source: rmcp::ServiceError,
+    },
+
+    /// Listing the tools of a service failed.
+    #[error("could not list the tools of service{}: {source}", of_namespace(namespace))]
+    Discovery {
+        /// The namespace the service was being added under.
+        namespace: Option<String>,
+        /// rmcp's error.
+        #[source]
+        source: rmcp::ServiceError,
+    },
+
+    /// The service did not answer in time; the request was cancelled towards it.
+    #[error("`{operation}` on service{} timed out after {after:?}; the request was cancelled (raise the timeout with CallOptions or PegBoardBuilder)", of_namespace(namespace))]
+    Timeout {
+        /// The tool called, or `tools/list` for discovery.
+        operation: String,
+        /// The namespace of the service.
+        namespace: Option<String>,
+        /// The timeout that expired.
+        after: Duration,
+    },
+
+    /// The service's transport is closed (its process exited, its connection dropped).
+    #[error("service{} is closed (its process exited or its connection dropped); restart it and add it again", of_namespace(namespace))]
+    ServiceClosed {
+        /// The namespace of the service.
+        namespace: Option<String>,
+    },
+
+    /// A service offered more tools (or pages of tools) than the board accepts from one service.
+    #[error("service{} {what}; the board stops there to protect itself (raise the limit with PegBoardBuilder::max_tools_per_service)", of_namespace(namespace))]
+    TooManyTools {
+        /// The namespace of the service.
+        namespace: Option<String>,
+        /// What was exceeded.
+        what: String,
+    },
+}
+
+fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+        format!("; did you mean {}?", list.join(", "))
+    }
+}
+
+fn owner(namespace: &Option<String>) -> String {
+    match namespace {
+        Some(ns) => format!(" by namespace `{ns}`"),
+        None => " by an unprefixed service".to_string(),
+    }
+}
+
+fn of_namespace(namespace: &Option<String>) -> String {
+    match namespace {
+        Some(ns) => format!(" `{ns}`"),
+        None => " (no namespace)".to_string(),
+    }
+}

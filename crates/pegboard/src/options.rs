@@ -1,0 +1,112 @@
+//! Options for adding a service ([`ServiceOptions`]) and for one call ([`CallOptions`]).
+
+use std::time::Duration;
+
+use crate::client::ToolListWatch;
+
+/// How a service is put on the board by [`PegBoard::add_service_with`](crate::PegBoard::add_service_with).
+///
+/// ```
+/// use std::time::Duration;
+/// use pegboard::ServiceOptions;
+///
+/// let options = ServiceOptions::new()
+///     .allow(["search", "fetch"])          // only these tools (by the server's own names)
+///     .deny(["fetch"])                      // ... and never this one
+///     .call_timeout(Duration::from_secs(10));
+/// assert!(options.admits("search"));
+/// assert!(!options.admits("fetch"));
+/// assert!(!options.admits("delete"));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ServiceOptions {
+    /// Only tools with these original names are registered (`None`: all).
+    pub allow: Option<Vec<String>>,
+    /// Tools with these original names are never registered.
+    pub deny: Vec<String>,
+    /// Timeout for calls to this service, overriding the board's default.
+    pub call_timeout: Option<Duration>,
+    /// Follow the service's `tools/list_changed` notifications (see [`crate::client::watch_tools`]).
+    pub watch: Option<ToolListWatch>,
+}
+
+impl ServiceOptions {
+    /// No filter, the board's timeouts, no watching.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register only the tools with these original names.
+    #[must_use]
+    pub fn allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Never register the tools with these original names.
+    #[must_use]
+    pub fn deny<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Timeout for each call to this service.
+    #[must_use]
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = Some(timeout);
+        self
+    }
+
+    /// Re-list the service's tools whenever it says they changed.
+    #[must_use]
+    pub fn watch(mut self, watch: ToolListWatch) -> Self {
+        self.watch = Some(watch);
+        self
+    }
+
+    /// Whether a tool with this original name passes the allow and deny lists.
+    pub fn admits(&self, original_name: &str) -> bool {
+        let allowed = self
+            .allow
+            .as_ref()
+            .is_none_or(|allow| allow.iter().any(|a| a == original_name));
+        allowed && !self.deny.iter().any(|d| d == original_name)
+    }
+}
+
+/// Options for one call, for [`PegBoard::call_tool_with`](crate::PegBoard::call_tool_with).
+///
+/// ```
+/// use std::time::Duration;
+/// let options = pegboard::CallOptions::new().timeout(Duration::from_millis(500));
+/// assert_eq!(options.timeout, Some(Duration::from_millis(500)));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Timeout for this call, overriding the service's and the board's.
+    pub timeout: Option<Duration>,
+}
+
+impl CallOptions {
+    /// The service's or the board's timeout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Give up (and cancel the request towards the server) after `timeout`.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
