@@ -1,0 +1,435 @@
+//! `TestServer`: a configurable MCP server for liveness, pagination, cancellation and
+//! list_changed tests, written as a manual [`ServerHandler`] with a dynamic tool list.
+
+use std::{
+    sync::{
+        Arc, RwLock, RwLockReadGuard, RwLockWriteGuard,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler,
+    handler::server::common::schema_for_type,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+        JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        Tool,
+    },
+    service::RequestContext,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Server info name reported by [`TestServer`].
+pub const TEST_SERVER_NAME: &str = "pegboard-test-server";
+
+/// Names of the built-in tools, in listing order.
+pub const BASE_TOOLS: &[&str] = &["echo", "sleep", "crash", "add_tool", "remove_tool", "pid"];
+
+/// Options for [`TestServer::new`]. All fields default to "off"/zero.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestServerOptions {
+    /// Number of extra tools `tool_0000`, `tool_0001`, ... (each echoes its own name).
+    pub extra_tools: usize,
+    /// Page size of `tools/list`; 0 means all tools in one page.
+    pub page_size: usize,
+    /// When true, `tools/list` never answers (until the request is cancelled).
+    pub hang_list: bool,
+    /// When true, the `crash` tool calls `std::process::exit(3)`; when false it returns a tool
+    /// error (`is_error: true`), which is what in-process tests want.
+    pub exit_on_crash: bool,
+}
+
+impl TestServerOptions {
+    /// Sets [`extra_tools`](Self::extra_tools).
+    pub fn extra_tools(mut self, n: usize) -> Self {
+        self.extra_tools = n;
+        self
+    }
+    /// Sets [`page_size`](Self::page_size).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n;
+        self
+    }
+    /// Sets [`hang_list`](Self::hang_list).
+    pub fn hang_list(mut self, yes: bool) -> Self {
+        self.hang_list = yes;
+        self
+    }
+    /// Sets [`exit_on_crash`](Self::exit_on_crash).
+    pub fn exit_on_crash(mut self, yes: bool) -> Self {
+        self.exit_on_crash = yes;
+        self
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// Text to send back unchanged.
+    text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NameArgs {
+    /// Tool name.
+    name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct NoArgs {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Echo,
+    Sleep,
+    Crash,
+    AddTool,
+    RemoveTool,
+    Pid,
+    /// `tool_NNNN` from `extra_tools`: echoes its name.
+    Extra,
+    /// Added at run time with `add_tool`.
+    Dynamic,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    tool: Tool,
+    kind: Kind,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    cancelled: AtomicUsize,
+    list_calls: AtomicUsize,
+    tool_calls: AtomicUsize,
+}
+
+/// A configurable MCP test server (server info name `pegboard-test-server`).
+///
+/// Clones share the tool list and counters, so a test can keep a clone to inspect
+/// [`cancelled_count`](Self::cancelled_count) after serving another clone.
+/// It advertises the tools capability with `listChanged: true`.
+///
+/// Tools: `echo {text}`, `sleep {ms}`, `crash {}`, `add_tool {name}`, `remove_tool {name}`,
+/// `pid {}`, plus `tool_0000`.. (see [`TestServerOptions::extra_tools`]) and any added tools.
+#[derive(Debug, Clone)]
+pub struct TestServer {
+    options: Arc<TestServerOptions>,
+    tools: Arc<RwLock<Vec<Entry>>>,
+    counters: Arc<Counters>,
+}
+
+impl Default for TestServer {
+    fn default() -> Self {
+        Self::new(TestServerOptions::default())
+    }
+}
+
+fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    schema_for_type::<T>()
+}
+
+fn text(s: impl Into<String>) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(s.into())]).into()
+}
+
+fn tool_error(s: impl Into<String>) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(s.into())]).into()
+}
+
+fn parse<T: serde::de::DeserializeOwned>(args: &JsonObject) -> Result<T, ErrorData> {
+    serde_json::from_value(serde_json::Value::Object(args.clone()))
+        .map_err(|e| ErrorData::invalid_params(format!("invalid arguments: {e}"), None))
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+impl TestServer {
+    /// Builds a server with the base tools plus `options.extra_tools` extra tools.
+    pub fn new(options: TestServerOptions) -> Self {
+        let base = [
+            (
+                "echo",
+                "Echo: returns the given text unchanged.",
+                schema::<EchoArgs>(),
+                Kind::Echo,
+            ),
+            (
+                "sleep",
+                "Sleep for `ms` milliseconds, then return \"slept N ms\". Returns early with an error if the request is cancelled (cancellations are counted).",
+                schema::<SleepArgs>(),
+                Kind::Sleep,
+            ),
+            (
+                "crash",
+                "Crash the server process (exit code 3). In-process servers return a tool error instead.",
+                schema::<NoArgs>(),
+                Kind::Crash,
+            ),
+            (
+                "add_tool",
+                "Add a tool named `name` (it echoes its name and arguments) and send notifications/tools/list_changed.",
+                schema::<NameArgs>(),
+                Kind::AddTool,
+            ),
+            (
+                "remove_tool",
+                "Remove the tool named `name` and send notifications/tools/list_changed.",
+                schema::<NameArgs>(),
+                Kind::RemoveTool,
+            ),
+            (
+                "pid",
+                "Return the server's process id.",
+                schema::<NoArgs>(),
+                Kind::Pid,
+            ),
+        ];
+        let mut tools: Vec<Entry> = base
+            .into_iter()
+            .map(|(name, desc, schema, kind)| Entry {
+                tool: Tool::new(name, desc, schema),
+                kind,
+            })
+            .collect();
+        for i in 0..options.extra_tools {
+            let name = format!("tool_{i:04}");
+            tools.push(Entry {
+                tool: Tool::new(
+                    name.clone(),
+                    format!("Extra tool #{i}: returns its own name ({name})."),
+                    schema::<NoArgs>(),
+                ),
+                kind: Kind::Extra,
+            });
+        }
+        Self {
+            options: Arc::new(options),
+            tools: Arc::new(RwLock::new(tools)),
+            counters: Arc::default(),
+        }
+    }
+
+    /// The options this server was built with.
+    pub fn options(&self) -> &TestServerOptions {
+        &self.options
+    }
+
+    /// How many `sleep` calls ended because their request was cancelled
+    /// (shared by all clones).
+    pub fn cancelled_count(&self) -> usize {
+        self.counters.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// How many `tools/list` requests were received (shared by all clones).
+    pub fn list_calls(&self) -> usize {
+        self.counters.list_calls.load(Ordering::SeqCst)
+    }
+
+    /// How many `tools/call` requests were received (shared by all clones).
+    pub fn tool_calls(&self) -> usize {
+        self.counters.tool_calls.load(Ordering::SeqCst)
+    }
+
+    /// The names of the current tools, in listing order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.read()
+            .iter()
+            .map(|e| e.tool.name.to_string())
+            .collect()
+    }
+
+    /// Adds a dynamic tool without sending any notification. Returns false if the name is taken
+    /// or invalid.
+    pub fn add_tool_silently(&self, name: &str) -> bool {
+        if !valid_tool_name(name) {
+            return false;
+        }
+        let mut tools = self.write();
+        if tools.iter().any(|e| e.tool.name == name) {
+            return false;
+        }
+        tools.push(Entry {
+            tool: Tool::new(
+                name.to_string(),
+                format!("Dynamically added tool {name}: echoes \"{name} called with ARGS\"."),
+                Arc::new(JsonObject::from_iter([
+                    ("type".to_string(), serde_json::json!("object")),
+                    ("additionalProperties".to_string(), serde_json::json!(true)),
+                ])),
+            ),
+            kind: Kind::Dynamic,
+        });
+        true
+    }
+
+    /// Removes a tool without sending any notification. Returns false if there was none.
+    pub fn remove_tool_silently(&self, name: &str) -> bool {
+        let mut tools = self.write();
+        let before = tools.len();
+        tools.retain(|e| e.tool.name != name);
+        tools.len() != before
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Vec<Entry>> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Vec<Entry>> {
+        self.tools.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.read();
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|s| *s <= tools.len())
+                .ok_or_else(|| ErrorData::invalid_params(format!("bad cursor {c:?}"), None))?,
+        };
+        let end = if self.options.page_size == 0 {
+            tools.len()
+        } else {
+            (start + self.options.page_size).min(tools.len())
+        };
+        let mut result = ListToolsResult::with_all_items(
+            tools[start..end].iter().map(|e| e.tool.clone()).collect(),
+        );
+        if end < tools.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn notify_changed(context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        context.peer.notify_tool_list_changed().await.map_err(|e| {
+            ErrorData::internal_error(format!("cannot notify list_changed: {e}"), None)
+        })
+    }
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            TEST_SERVER_NAME,
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions("PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.")
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.read()
+            .iter()
+            .find(|e| e.tool.name == name)
+            .map(|e| e.tool.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.counters.list_calls.fetch_add(1, Ordering::SeqCst);
+        if self.options.hang_list {
+            // Never answer; only give the task up once the client cancels the request.
+            context.ct.cancelled().await;
+            return Err(ErrorData::internal_error("tools/list cancelled", None));
+        }
+        self.page(request.as_ref().and_then(|r| r.cursor.as_deref()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
+        let name = request.name.as_ref();
+        let args = request.arguments.unwrap_or_default();
+        let kind = self
+            .read()
+            .iter()
+            .find(|e| e.tool.name == name)
+            .map(|e| e.kind)
+            .ok_or_else(|| ErrorData::invalid_params(format!("tool not found: {name}"), None))?;
+        match kind {
+            Kind::Echo => Ok(text(parse::<EchoArgs>(&args)?.text)),
+            Kind::Sleep => {
+                let ms = parse::<SleepArgs>(&args)?.ms;
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
+                    _ = context.ct.cancelled() => {
+                        self.counters.cancelled.fetch_add(1, Ordering::SeqCst);
+                        tracing::info!(ms, "sleep cancelled by the client");
+                        Err(ErrorData::internal_error("sleep cancelled", None))
+                    }
+                }
+            }
+            Kind::Crash => {
+                if self.options.exit_on_crash {
+                    tracing::warn!("crash requested: exiting with code 3");
+                    std::process::exit(3);
+                }
+                Ok(tool_error(
+                    "crash requested, but exit_on_crash is off (in-process server)",
+                ))
+            }
+            Kind::AddTool => {
+                let new = parse::<NameArgs>(&args)?.name;
+                if !valid_tool_name(&new) {
+                    return Ok(tool_error(format!(
+                        "invalid tool name {new:?} (1-128 chars of [A-Za-z0-9_.-])"
+                    )));
+                }
+                if !self.add_tool_silently(&new) {
+                    return Ok(tool_error(format!("tool {new:?} already exists")));
+                }
+                Self::notify_changed(&context).await?;
+                Ok(text(format!(
+                    "added tool {new}; {} tools now",
+                    self.read().len()
+                )))
+            }
+            Kind::RemoveTool => {
+                let old = parse::<NameArgs>(&args)?.name;
+                if !self.remove_tool_silently(&old) {
+                    return Ok(tool_error(format!("no tool named {old:?}")));
+                }
+                Self::notify_changed(&context).await?;
+                Ok(text(format!(
+                    "removed tool {old}; {} tools now",
+                    self.read().len()
+                )))
+            }
+            Kind::Pid => Ok(text(std::process::id().to_string())),
+            Kind::Extra => Ok(text(name.to_string())),
+            Kind::Dynamic => Ok(text(format!(
+                "{name} called with {}",
+                serde_json::Value::Object(args)
+            ))),
+        }
+    }
+}
