@@ -101,3 +101,35 @@ pub fn fingerprint(board: &pegboard::PegBoard) -> String {
         board.services()
     )
 }
+
+/// A server whose end can be closed from the test, as if its process died, and which reports
+/// when its side of the connection has ended.
+pub struct Killable {
+    pub service: BoxedService,
+    pub kill: tokio_util::sync::CancellationToken,
+    pub ended: tokio::sync::oneshot::Receiver<()>,
+}
+
+pub async fn connect_killable<S: ServerHandler>(server: S) -> Killable {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let kill = tokio_util::sync::CancellationToken::new();
+    let (ended_tx, ended) = tokio::sync::oneshot::channel();
+    let ct = kill.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve_with_ct(server_io, ct).await {
+            let _ = running.waiting().await;
+        }
+        let _ = ended_tx.send(());
+    });
+    let service = ().into_dyn().serve(client_io).await.expect("client handshake");
+    Killable { service, kill, ended }
+}
+
+/// Wait (up to 3 s) until `check` holds.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
+    while !check() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
