@@ -1,1 +1,124 @@
-fn main(){}
+//! Benchmarks of the hot paths: routing, listing, and the cost of a call through the board.
+//!
+//! Targets: `get_tool_route` with 10k tools <= 50 ns; `get_all_tools` with 1k tools <= 20 us;
+//! `board.call_tool` / direct `peer.call_tool` over the same in-process server <= 1.02.
+
+use std::{hint::black_box, time::Duration};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use demo_servers::{TestServer, TestServerOptions};
+use pegboard::{BoxedService, PegBoard};
+use rmcp::{ServiceExt, model::CallToolRequestParams};
+use serde_json::json;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+async fn connect(server: TestServer) -> BoxedService {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().into_dyn().serve(client_io).await.expect("handshake")
+}
+
+/// A board with one test server offering `extra` tools besides its six own.
+fn board_with(rt: &tokio::runtime::Runtime, extra: usize) -> PegBoard {
+    rt.block_on(async {
+        let board = PegBoard::builder()
+            .max_tools_per_service(100_000, 1_000)
+            .build();
+        let server = TestServer::new(
+            TestServerOptions::default()
+                .extra_tools(extra)
+                .page_size(1_000),
+        );
+        board
+            .add_service(Some("bench".into()), connect(server).await)
+            .await
+            .expect("add_service");
+        board
+    })
+}
+
+fn routing(c: &mut Criterion) {
+    let rt = runtime();
+    let board = board_with(&rt, 10_000);
+    assert!(board.tool_count() > 10_000);
+    c.bench_function("get_tool_route/10k_tools", |b| {
+        b.iter(|| black_box(board.get_tool_route(black_box("bench-tool_5000"))))
+    });
+    c.bench_function("get_tool/10k_tools", |b| {
+        b.iter(|| black_box(board.get_tool(black_box("bench-tool_5000"))))
+    });
+    c.bench_function("select_tools/3_of_10k_tools", |b| {
+        b.iter(|| {
+            black_box(board.select_tools(black_box(&[
+                "bench-tool_0001",
+                "bench-tool_5000",
+                "bench-echo",
+            ])))
+        })
+    });
+}
+
+fn listing(c: &mut Criterion) {
+    let rt = runtime();
+    let board = board_with(&rt, 1_000 - 6);
+    assert_eq!(board.tool_count(), 1_000);
+    c.bench_function("get_all_tools/1k_tools", |b| {
+        b.iter(|| black_box(board.get_all_tools()))
+    });
+    c.bench_function("list_all_tools/1k_tools", |b| {
+        b.iter(|| black_box(board.list_all_tools()))
+    });
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = runtime();
+    let (board, peer) = rt.block_on(async {
+        let service = connect(TestServer::default()).await;
+        let peer = service.peer().clone();
+        let board = PegBoard::new();
+        board
+            .add_service(Some("t".into()), service)
+            .await
+            .expect("add_service");
+        (board, peer)
+    });
+    let arguments = json!({"text": "hello"});
+    let object = arguments.as_object().cloned().expect("object");
+    let mut group = c.benchmark_group("call_tool");
+    group.measurement_time(Duration::from_secs(8));
+    group.bench_function("direct_peer", |b| {
+        b.to_async(&rt).iter(|| {
+            let params = CallToolRequestParams::new("echo").with_arguments(object.clone());
+            let peer = &peer;
+            async move { black_box(peer.call_tool(params).await.expect("direct call")) }
+        })
+    });
+    group.bench_function("through_board", |b| {
+        b.to_async(&rt).iter(|| {
+            let arguments = arguments.clone();
+            let board = &board;
+            async move {
+                black_box(
+                    board
+                        .call_tool("t-echo", arguments)
+                        .await
+                        .expect("board call"),
+                )
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, routing, listing, calls);
+criterion_main!(benches);

@@ -203,7 +203,10 @@ impl PegBoard {
     fn lock_writes(&self) -> MutexGuard<'_, ()> {
         // The guarded data is `()`: a writer that panicked left no half-made state behind
         // (snapshots are swapped in whole), so a poisoned lock is safe to take.
-        self.inner.write.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner
+            .write
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn commit(&self, next: Registry) {
@@ -255,9 +258,14 @@ impl PegBoard {
         service: BoxedService,
         mut options: ServiceOptions,
     ) -> Result<usize, PegBoardError> {
-        let namespace: Option<Arc<str>> = self.inner.naming.namespace(namespace.as_deref())?.map(Arc::from);
+        let namespace: Option<Arc<str>> = self
+            .inner
+            .naming
+            .namespace(namespace.as_deref())?
+            .map(Arc::from);
         let peer = service.peer().clone();
-        let tools = discovery::list_all_tools(&peer, namespace.as_deref(), self.inner.limits).await?;
+        let tools =
+            discovery::list_all_tools(&peer, namespace.as_deref(), self.inner.limits).await?;
         let pending = self.prepare(namespace.as_ref(), tools, &options)?;
         let count = pending.len();
         let watch = options.watch.take();
@@ -289,9 +297,15 @@ impl PegBoard {
         self.commit(next);
         if let Some(watch) = watch {
             let task = tokio::spawn(follow_changes(Arc::downgrade(&self.inner), index, watch));
-            *slot.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
+            *slot.watcher.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(task.abort_handle());
         }
-        tracing::debug!(namespace = namespace.as_deref().unwrap_or(""), index, count, "service added");
+        tracing::debug!(
+            namespace = namespace.as_deref().unwrap_or(""),
+            index,
+            count,
+            "service added"
+        );
         Ok(count)
     }
 
@@ -320,9 +334,18 @@ impl PegBoard {
         Ok(pending)
     }
 
-    fn pending(&self, namespace: Option<&Arc<str>>, tool: Tool, origin: Origin) -> Result<Pending, PegBoardError> {
+    fn pending(
+        &self,
+        namespace: Option<&Arc<str>>,
+        tool: Tool,
+        origin: Origin,
+    ) -> Result<Pending, PegBoardError> {
         let original: Arc<str> = Arc::clone(tool.name_arc());
-        let name: Arc<str> = self.inner.naming.full_name(namespace.map(AsRef::as_ref), &original)?.into();
+        let name: Arc<str> = self
+            .inner
+            .naming
+            .full_name(namespace.map(AsRef::as_ref), &original)?
+            .into();
         Ok(Pending {
             entry: Entry {
                 tool: tool.renamed(Arc::clone(&name)),
@@ -461,7 +484,11 @@ impl PegBoard {
     /// assert!(pegboard::PegBoard::new().list_all_tools().is_empty());
     /// ```
     pub fn list_all_tools(&self) -> Vec<String> {
-        self.snapshot().tools.keys().map(|n| n.to_string()).collect()
+        self.snapshot()
+            .tools
+            .keys()
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// Every tool, in registration order: what to send to the LLM.
@@ -470,7 +497,11 @@ impl PegBoard {
     /// assert!(pegboard::PegBoard::new().get_all_tools().is_empty());
     /// ```
     pub fn get_all_tools(&self) -> Vec<Tool> {
-        self.snapshot().tools.values().map(|e| e.tool.clone()).collect()
+        self.snapshot()
+            .tools
+            .values()
+            .map(|e| e.tool.clone())
+            .collect()
     }
 
     /// Every namespace on the board, in order of registration.
@@ -479,7 +510,11 @@ impl PegBoard {
     /// assert!(pegboard::PegBoard::new().list_namespaces().is_empty());
     /// ```
     pub fn list_namespaces(&self) -> Vec<String> {
-        self.snapshot().namespaces.keys().map(|n| n.to_string()).collect()
+        self.snapshot()
+            .namespaces
+            .keys()
+            .map(|n| n.to_string())
+            .collect()
     }
 
     /// Remove one tool by its board name. The service stays (other tools may route to it).
@@ -527,7 +562,10 @@ impl PegBoard {
         let mut next = Registry::clone(&current);
         let mut removed_services = Vec::new();
         for (index, slot) in next.services.iter_mut().enumerate() {
-            if slot.as_ref().is_some_and(|s| s.namespace.as_deref() == Some(namespace)) {
+            if slot
+                .as_ref()
+                .is_some_and(|s| s.namespace.as_deref() == Some(namespace))
+            {
                 if let Some(slot) = slot.take() {
                     slot.stop_watching();
                 }
@@ -694,37 +732,50 @@ impl PegBoard {
         };
         // Route on the snapshot, keep the service alive with its Arc, and let go of the
         // snapshot before awaiting: no lock or guard is held across the call.
-        let (slot, original) = {
-            let registry = self.snapshot();
-            let entry = registry
-                .tools
-                .get(tool_name)
-                .ok_or_else(|| not_found(&registry, tool_name))?;
-            let slot = registry
-                .service(entry.service)
-                .cloned()
-                .ok_or(PegBoardError::UnknownService { index: entry.service })?;
-            (slot, Arc::clone(&entry.original))
-        };
+        let (slot, original) =
+            {
+                let registry = self.snapshot();
+                let entry = registry
+                    .tools
+                    .get(tool_name)
+                    .ok_or_else(|| not_found(&registry, tool_name))?;
+                let slot = registry.service(entry.service).cloned().ok_or(
+                    PegBoardError::UnknownService {
+                        index: entry.service,
+                    },
+                )?;
+                (slot, Arc::clone(&entry.original))
+            };
         let namespace = || slot.namespace.as_deref().map(str::to_string);
         if slot.peer.is_transport_closed() {
-            return Err(PegBoardError::ServiceClosed { namespace: namespace() });
+            return Err(PegBoardError::ServiceClosed {
+                namespace: namespace(),
+            });
         }
         let mut params = CallToolRequestParams::new(original.to_string());
         params.arguments = arguments;
         let call = slot.peer.call_tool(params);
-        let timeout = options.timeout.or(slot.call_timeout()).or(self.inner.call_timeout);
+        let timeout = options
+            .timeout
+            .or(slot.call_timeout())
+            .or(self.inner.call_timeout);
         let outcome = match timeout {
             None => call.await,
             // Dropping rmcp's call future on timeout sends `notifications/cancelled` to the server.
-            Some(after) => tokio::time::timeout(after, call).await.map_err(|_| PegBoardError::Timeout {
-                operation: tool_name.to_string(),
-                namespace: namespace(),
-                after,
-            })?,
+            Some(after) => {
+                tokio::time::timeout(after, call)
+                    .await
+                    .map_err(|_| PegBoardError::Timeout {
+                        operation: tool_name.to_string(),
+                        namespace: namespace(),
+                        after,
+                    })?
+            }
         };
         outcome.map_err(|source| match source {
-            rmcp::ServiceError::TransportClosed => PegBoardError::ServiceClosed { namespace: namespace() },
+            rmcp::ServiceError::TransportClosed => PegBoardError::ServiceClosed {
+                namespace: namespace(),
+            },
             source => PegBoardError::ServiceError {
                 tool: tool_name.to_string(),
                 namespace: namespace(),
@@ -744,7 +795,10 @@ impl PegBoard {
                 .services
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| s.as_ref().is_some_and(|s| s.namespace.as_deref() == Some(namespace)))
+                .filter(|(_, s)| {
+                    s.as_ref()
+                        .is_some_and(|s| s.namespace.as_deref() == Some(namespace))
+                })
                 .map(|(i, _)| i)
                 .collect()
         };
@@ -775,14 +829,20 @@ impl PegBoard {
             .cloned()
             .ok_or(PegBoardError::UnknownService { index })?;
         let generation = slot.refresh_generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let tools = discovery::list_all_tools(&slot.peer, slot.namespace.as_deref(), self.inner.limits).await?;
+        let tools =
+            discovery::list_all_tools(&slot.peer, slot.namespace.as_deref(), self.inner.limits)
+                .await?;
         let mut fresh: indexmap::IndexMap<Arc<str>, Pending> = indexmap::IndexMap::new();
         let mut report = RefreshReport::default();
         for tool in tools {
             if !slot.options.admits(&tool.name) {
                 continue;
             }
-            match self.pending(slot.namespace.as_ref(), Tool::from(tool), Origin::Discovered) {
+            match self.pending(
+                slot.namespace.as_ref(),
+                Tool::from(tool),
+                Origin::Discovered,
+            ) {
                 Ok(p) if !fresh.contains_key(&p.name) => {
                     fresh.insert(Arc::clone(&p.name), p);
                 }
@@ -795,7 +855,9 @@ impl PegBoard {
 
         let _writing = self.lock_writes();
         let current = self.snapshot();
-        let still_there = current.service(index).is_some_and(|s| Arc::ptr_eq(s, &slot));
+        let still_there = current
+            .service(index)
+            .is_some_and(|s| Arc::ptr_eq(s, &slot));
         if !still_there || slot.refresh_generation.load(Ordering::SeqCst) != generation {
             report.superseded = true;
             return Ok(report);
@@ -875,10 +937,17 @@ async fn follow_changes(board: Weak<Inner>, index: usize, mut watch: crate::clie
         let Some(inner) = board.upgrade() else { return };
         let board = PegBoard { inner };
         match board.refresh_service(index).await {
-            Ok(report) => tracing::info!(index, added = report.added.len(), removed = report.removed.len(),
-                changed = report.changed.len(), "tools changed on the server; board refreshed"),
+            Ok(report) => tracing::info!(
+                index,
+                added = report.added.len(),
+                removed = report.removed.len(),
+                changed = report.changed.len(),
+                "tools changed on the server; board refreshed"
+            ),
             Err(PegBoardError::UnknownService { .. }) => return,
-            Err(e) => tracing::warn!(index, error = %e, "could not refresh tools after list_changed"),
+            Err(e) => {
+                tracing::warn!(index, error = %e, "could not refresh tools after list_changed")
+            }
         }
     }
 }

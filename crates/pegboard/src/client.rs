@@ -64,7 +64,8 @@ impl ClientHandler for WatchingClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!("server sent tools/list_changed");
-        self.changes.send_modify(|count| *count = count.wrapping_add(1));
+        self.changes
+            .send_modify(|count| *count = count.wrapping_add(1));
     }
 }
 

@@ -28,13 +28,15 @@ pub(crate) async fn list_all_tools(
     let listing = list_pages(peer, namespace, limits);
     match limits.timeout {
         None => listing.await,
-        Some(after) => tokio::time::timeout(after, listing)
-            .await
-            .map_err(|_| PegBoardError::Timeout {
-                operation: "tools/list".to_string(),
-                namespace: namespace.map(str::to_string),
-                after,
-            })?,
+        Some(after) => {
+            tokio::time::timeout(after, listing)
+                .await
+                .map_err(|_| PegBoardError::Timeout {
+                    operation: "tools/list".to_string(),
+                    namespace: namespace.map(str::to_string),
+                    after,
+                })?
+        }
     }
 }
 
@@ -56,15 +58,18 @@ async fn list_pages(
         let params = cursor
             .take()
             .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = peer.list_tools(params).await.map_err(|source| match source {
-            rmcp::ServiceError::TransportClosed => PegBoardError::ServiceClosed {
-                namespace: namespace_owned(),
-            },
-            source => PegBoardError::Discovery {
-                namespace: namespace_owned(),
-                source,
-            },
-        })?;
+        let page = peer
+            .list_tools(params)
+            .await
+            .map_err(|source| match source {
+                rmcp::ServiceError::TransportClosed => PegBoardError::ServiceClosed {
+                    namespace: namespace_owned(),
+                },
+                source => PegBoardError::Discovery {
+                    namespace: namespace_owned(),
+                    source,
+                },
+            })?;
         tools.extend(page.tools);
         if tools.len() > limits.max_tools {
             return Err(PegBoardError::TooManyTools {

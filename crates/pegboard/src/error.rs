@@ -19,7 +19,10 @@ pub enum PegBoardError {
     },
 
     /// The name a tool would get is already taken (by the board, or by another tool of the same server).
-    #[error("tool name `{name}` is already registered{}; choose another namespace, or filter the tool out with a deny list", owner(namespace))]
+    #[error(
+        "tool name `{name}` is already registered{}; choose another namespace, or filter the tool out with a deny list",
+        owner(namespace)
+    )]
     DuplicateTool {
         /// The full name, as the LLM would see it.
         name: String,
@@ -55,7 +58,9 @@ pub enum PegBoardError {
     },
 
     /// No service is stored at that index (never added, or removed since).
-    #[error("no service at index {index}; add the service first (add_service returns after storing it)")]
+    #[error(
+        "no service at index {index}; add the service first (add_service returns after storing it)"
+    )]
     UnknownService {
         /// The index that was asked for.
         index: usize,
@@ -83,7 +88,10 @@ pub enum PegBoardError {
     },
 
     /// Listing the tools of a service failed.
-    #[error("could not list the tools of service{}: {source}", of_namespace(namespace))]
+    #[error(
+        "could not list the tools of service{}: {source}",
+        of_namespace(namespace)
+    )]
     Discovery {
         /// The namespace the service was being added under.
         namespace: Option<String>,
@@ -93,7 +101,10 @@ pub enum PegBoardError {
     },
 
     /// The service did not answer in time; the request was cancelled towards it.
-    #[error("`{operation}` on service{} timed out after {after:?}; the request was cancelled (raise the timeout with CallOptions or PegBoardBuilder)", of_namespace(namespace))]
+    #[error(
+        "`{operation}` on service{} timed out after {after:?}; the request was cancelled (raise the timeout with CallOptions or PegBoardBuilder)",
+        of_namespace(namespace)
+    )]
     Timeout {
         /// The tool called, or `tools/list` for discovery.
         operation: String,
@@ -104,14 +115,20 @@ pub enum PegBoardError {
     },
 
     /// The service's transport is closed (its process exited, its connection dropped).
-    #[error("service{} is closed (its process exited or its connection dropped); restart it and add it again", of_namespace(namespace))]
+    #[error(
+        "service{} is closed (its process exited or its connection dropped); restart it and add it again",
+        of_namespace(namespace)
+    )]
     ServiceClosed {
         /// The namespace of the service.
         namespace: Option<String>,
     },
 
     /// A service offered more tools (or pages of tools) than the board accepts from one service.
-    #[error("service{} {what}; the board stops there to protect itself (raise the limit with PegBoardBuilder::max_tools_per_service)", of_namespace(namespace))]
+    #[error(
+        "service{} {what}; the board stops there to protect itself (raise the limit with PegBoardBuilder::max_tools_per_service)",
+        of_namespace(namespace)
+    )]
     TooManyTools {
         /// The namespace of the service.
         namespace: Option<String>,

@@ -73,7 +73,9 @@ pub fn tools_json(provider: Provider, tools: &[Tool]) -> Result<Value, PegBoardE
     Ok(match provider {
         Provider::OpenAi => Value::Array(tools.iter().map(openai).collect()),
         Provider::Anthropic => Value::Array(tools.iter().map(anthropic).collect()),
-        Provider::Gemini => json!([{ "functionDeclarations": tools.iter().map(gemini).collect::<Vec<_>>() }]),
+        Provider::Gemini => {
+            json!([{ "functionDeclarations": tools.iter().map(gemini).collect::<Vec<_>>() }])
+        }
     })
 }
 

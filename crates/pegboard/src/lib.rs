@@ -60,6 +60,7 @@
 //! - `server` (feature `server`): the board as one MCP server, for a gateway.
 //! - [`tokio_usage`]: sharing a board between tasks, concurrent calls, registering while serving.
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod board;

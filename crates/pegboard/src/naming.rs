@@ -102,8 +102,13 @@ impl NamingPolicy {
     /// # Errors
     /// [`PegBoardError::InvalidNamespace`] for a blank namespace, one made only of separators, or
     /// (LLM-safe mode) one with characters outside `[A-Za-z0-9_-]`.
-    pub fn namespace<'a>(&self, namespace: Option<&'a str>) -> Result<Option<&'a str>, PegBoardError> {
-        let Some(raw) = namespace else { return Ok(None) };
+    pub fn namespace<'a>(
+        &self,
+        namespace: Option<&'a str>,
+    ) -> Result<Option<&'a str>, PegBoardError> {
+        let Some(raw) = namespace else {
+            return Ok(None);
+        };
         if raw.is_empty() {
             return Ok(None);
         }
@@ -118,12 +123,10 @@ impl NamingPolicy {
         if !self.separator.is_empty() && ns.split(self.separator.as_str()).all(str::is_empty) {
             return Err(invalid("it is made only of the separator"));
         }
-        if self.llm_safe {
-            if let Some(bad) = ns.chars().find(|c| !is_safe_char(*c)) {
-                return Err(invalid(&format!(
-                    "character {bad:?} is not allowed; use letters, digits, `_` and `-` (or NamingPolicy::with_llm_safe(false))"
-                )));
-            }
+        if let Some(bad) = ns.chars().find(|c| self.llm_safe && !is_safe_char(*c)) {
+            return Err(invalid(&format!(
+                "character {bad:?} is not allowed; use letters, digits, `_` and `-` (or NamingPolicy::with_llm_safe(false))"
+            )));
         }
         Ok(Some(ns))
     }
@@ -152,7 +155,11 @@ impl NamingPolicy {
             }
             None => tool.to_string(),
         };
-        Ok(if self.llm_safe { self.make_safe(raw) } else { raw })
+        Ok(if self.llm_safe {
+            self.make_safe(raw)
+        } else {
+            raw
+        })
     }
 
     fn make_safe(&self, raw: String) -> String {
@@ -210,8 +217,14 @@ mod tests {
     #[test]
     fn seed_examples_keep_their_names() {
         let p = NamingPolicy::default();
-        assert_eq!(p.full_name(Some("web_search"), "search").unwrap(), "web_search-search");
-        assert_eq!(p.full_name(Some("file_search"), "search").unwrap(), "file_search-search");
+        assert_eq!(
+            p.full_name(Some("web_search"), "search").unwrap(),
+            "web_search-search"
+        );
+        assert_eq!(
+            p.full_name(Some("file_search"), "search").unwrap(),
+            "file_search-search"
+        );
         assert_eq!(p.full_name(Some(""), "search").unwrap(), "search");
     }
 
@@ -229,10 +242,27 @@ mod tests {
     #[test]
     fn blank_or_separator_only_namespaces_are_refused() {
         let p = NamingPolicy::default();
-        assert!(matches!(p.full_name(Some("  "), "t"), Err(PegBoardError::InvalidNamespace { .. })));
-        assert!(matches!(p.full_name(Some("--"), "t"), Err(PegBoardError::InvalidNamespace { .. })));
-        assert!(matches!(p.full_name(Some("a b"), "t"), Err(PegBoardError::InvalidNamespace { .. })));
-        assert!(matches!(p.full_name(Some("a"), ""), Err(PegBoardError::InvalidName { .. })));
-        assert_eq!(NamingPolicy::verbatim().full_name(Some("a b"), "t").unwrap(), "a b-t");
+        assert!(matches!(
+            p.full_name(Some("  "), "t"),
+            Err(PegBoardError::InvalidNamespace { .. })
+        ));
+        assert!(matches!(
+            p.full_name(Some("--"), "t"),
+            Err(PegBoardError::InvalidNamespace { .. })
+        ));
+        assert!(matches!(
+            p.full_name(Some("a b"), "t"),
+            Err(PegBoardError::InvalidNamespace { .. })
+        ));
+        assert!(matches!(
+            p.full_name(Some("a"), ""),
+            Err(PegBoardError::InvalidName { .. })
+        ));
+        assert_eq!(
+            NamingPolicy::verbatim()
+                .full_name(Some("a b"), "t")
+                .unwrap(),
+            "a b-t"
+        );
     }
 }

@@ -55,7 +55,10 @@ impl Registry {
         let mut namespaces: IndexMap<Arc<str>, Vec<Arc<str>>, RandomState> = IndexMap::default();
         for (name, entry) in &self.tools {
             if let Some(ns) = &entry.namespace {
-                namespaces.entry(Arc::clone(ns)).or_default().push(Arc::clone(name));
+                namespaces
+                    .entry(Arc::clone(ns))
+                    .or_default()
+                    .push(Arc::clone(name));
             }
         }
         for slot in self.services.iter().flatten() {

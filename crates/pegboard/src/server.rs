@@ -20,7 +20,8 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -90,9 +91,9 @@ impl BoardServer {
 /// reached is a tool result with `isError`, so the LLM reads why and can carry on.
 fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, ErrorData> {
     match error {
-        PegBoardError::ToolNotFound { .. } | PegBoardError::InvalidArguments { .. } => {
-            Err(ErrorData::invalid_params(error.to_string(), Some(json!({ "tool": tool }))))
-        }
+        PegBoardError::ToolNotFound { .. } | PegBoardError::InvalidArguments { .. } => Err(
+            ErrorData::invalid_params(error.to_string(), Some(json!({ "tool": tool }))),
+        ),
         PegBoardError::ServiceError {
             source: rmcp::ServiceError::McpError(upstream),
             ..
@@ -131,8 +132,12 @@ impl ServerHandler for BoardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = request.arguments.map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let call = self.board.call_tool_with(&request.name, arguments, CallOptions::default());
+        let arguments = request
+            .arguments
+            .map_or(serde_json::Value::Null, serde_json::Value::Object);
+        let call = self
+            .board
+            .call_tool_with(&request.name, arguments, CallOptions::default());
         tokio::select! {
             outcome = call => match outcome {
                 Ok(result) => Ok(result.into()),
@@ -166,7 +171,10 @@ impl ServerHandler for BoardServer {
         });
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.supported_by(&ServerHandler::get_info(self).capabilities))
     }
 

@@ -41,11 +41,19 @@ impl ServiceSlot {
     /// Take the running service out, to close it now rather than when the last holder drops.
     pub(crate) fn take_running(&self) -> Option<BoxedService> {
         self.stop_watching();
-        self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     pub(crate) fn stop_watching(&self) {
-        if let Some(handle) = self.watcher.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        if let Some(handle) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
             handle.abort();
         }
     }

@@ -35,8 +35,14 @@ mod tests {
     #[test]
     fn a_missing_namespace_suggests_the_namespaced_tools() {
         let names = ["web-search", "docs-search", "units-convert"];
-        assert_eq!(close_matches("search", names.into_iter()), vec!["docs-search", "web-search"]);
-        assert_eq!(close_matches("units-cnvert", names.into_iter()), vec!["units-convert"]);
+        assert_eq!(
+            close_matches("search", names.into_iter()),
+            vec!["docs-search", "web-search"]
+        );
+        assert_eq!(
+            close_matches("units-cnvert", names.into_iter()),
+            vec!["units-convert"]
+        );
         assert!(close_matches("zzz", names.into_iter()).is_empty());
     }
 }

@@ -11,17 +11,32 @@ use serde_json::json;
 
 async fn demo_board() -> PegBoard {
     let board = PegBoard::new();
-    board.add_service(Some("notes".into()), connect(NotesServer::new()).await).await.unwrap();
-    board.add_service(Some("units".into()), connect(UnitsServer::new()).await).await.unwrap();
-    board.add_service(Some("t".into()), connect(TestServer::default()).await).await.unwrap();
+    board
+        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
+        .await
+        .unwrap();
+    board
+        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
+        .await
+        .unwrap();
+    board
+        .add_service(Some("t".into()), connect(TestServer::default()).await)
+        .await
+        .unwrap();
     board
 }
 
 #[tokio::test]
 async fn call_tool_reaches_the_right_server_under_the_original_name() {
     let board = PegBoard::new();
-    board.add_service(Some("a-b".into()), connect(FixedTools::named(&["c"])).await).await.unwrap();
-    board.add_service(Some("a".into()), connect(FixedTools::named(&["b"])).await).await.unwrap();
+    board
+        .add_service(Some("a-b".into()), connect(FixedTools::named(&["c"])).await)
+        .await
+        .unwrap();
+    board
+        .add_service(Some("a".into()), connect(FixedTools::named(&["b"])).await)
+        .await
+        .unwrap();
     let result = board.call_tool("a-b-c", json!({"k": 1})).await.unwrap();
     assert_eq!(text(&result), r#"c: {"k":1}"#);
     let result = board.call_tool("a-b", json!(null)).await.unwrap();
@@ -31,9 +46,18 @@ async fn call_tool_reaches_the_right_server_under_the_original_name() {
 #[tokio::test]
 async fn call_tool_returns_the_servers_real_answer() {
     let board = demo_board().await;
-    let result = board.call_tool("units-convert", json!({"value": 100.0, "from": "C", "to": "F"})).await.unwrap();
+    let result = board
+        .call_tool(
+            "units-convert",
+            json!({"value": 100.0, "from": "C", "to": "F"}),
+        )
+        .await
+        .unwrap();
     assert!(text(&result).contains("212"), "{result:?}");
-    let result = board.call_tool("t-echo", json!({"text": "hello"})).await.unwrap();
+    let result = board
+        .call_tool("t-echo", json!({"text": "hello"}))
+        .await
+        .unwrap();
     assert_eq!(text(&result), "hello");
 }
 
@@ -42,7 +66,10 @@ async fn non_object_arguments_are_refused_before_any_call() {
     let board = demo_board().await;
     for bad in [json!([1, 2]), json!("text"), json!(3), json!(true)] {
         let err = board.call_tool("t-echo", bad.clone()).await.unwrap_err();
-        assert!(matches!(err, PegBoardError::InvalidArguments { .. }), "{bad}: {err:?}");
+        assert!(
+            matches!(err, PegBoardError::InvalidArguments { .. }),
+            "{bad}: {err:?}"
+        );
     }
 }
 
@@ -62,12 +89,28 @@ async fn unknown_tool_is_tool_not_found_with_close_matches() {
 #[tokio::test]
 async fn a_failed_service_call_is_service_error_carrying_the_servers_error() {
     let board = PegBoard::new();
-    board.add_service(Some("f".into()), connect(FixedTools::named(&["real"])).await).await.unwrap();
+    board
+        .add_service(
+            Some("f".into()),
+            connect(FixedTools::named(&["real"])).await,
+        )
+        .await
+        .unwrap();
     // A hand-registered tool the server does not have: the server answers with a JSON-RPC error.
-    board.register_tool(Some("f"), Tool::new("ghost", "not there", Arc::new(Default::default())), 0).unwrap();
+    board
+        .register_tool(
+            Some("f"),
+            Tool::new("ghost", "not there", Arc::new(Default::default())),
+            0,
+        )
+        .unwrap();
     let err = board.call_tool("f-ghost", json!({})).await.unwrap_err();
     match err {
-        PegBoardError::ServiceError { tool, namespace, source: rmcp::ServiceError::McpError(e) } => {
+        PegBoardError::ServiceError {
+            tool,
+            namespace,
+            source: rmcp::ServiceError::McpError(e),
+        } => {
             assert_eq!(tool, "f-ghost");
             assert_eq!(namespace.as_deref(), Some("f"));
             assert_eq!(e.message, "no tool ghost");
@@ -79,14 +122,24 @@ async fn a_failed_service_call_is_service_error_carrying_the_servers_error() {
 #[tokio::test]
 async fn a_tool_level_error_is_an_ok_result_with_is_error() {
     let board = demo_board().await;
-    let result = board.call_tool("units-convert", json!({"value": 1.0, "from": "kg", "to": "km"})).await.unwrap();
+    let result = board
+        .call_tool(
+            "units-convert",
+            json!({"value": 1.0, "from": "kg", "to": "km"}),
+        )
+        .await
+        .unwrap();
     assert_eq!(result.is_error, Some(true));
 }
 
 #[test]
 fn board_calls_can_be_spawned_on_a_multi_thread_runtime() {
     // The rmcp 3.x trap: this must compile (Send futures) and run.
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         let board = Arc::new(demo_board().await);
         let task = {
@@ -109,7 +162,10 @@ async fn a_thousand_concurrent_calls_from_eight_tasks_each_get_their_own_answer(
                 let board = board.clone();
                 calls.spawn(async move {
                     let token = format!("task{task}-call{i}");
-                    let result = board.call_tool("t-echo", json!({ "text": token })).await.unwrap();
+                    let result = board
+                        .call_tool("t-echo", json!({ "text": token }))
+                        .await
+                        .unwrap();
                     assert_eq!(text(&result), token);
                 });
             }
@@ -136,8 +192,14 @@ async fn a_call_in_flight_survives_unregistering_its_namespace() {
         tokio::spawn(async move { board.call_tool("t-sleep", json!({"ms": 300})).await })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(board.unregister_namespace("t").unwrap(), demo_servers::testing::BASE_TOOLS.len());
+    assert_eq!(
+        board.unregister_namespace("t").unwrap(),
+        demo_servers::testing::BASE_TOOLS.len()
+    );
     let result = call.await.unwrap().unwrap();
     assert_ne!(result.is_error, Some(true), "{result:?}");
-    assert!(matches!(board.call_tool("t-sleep", json!({"ms": 1})).await, Err(PegBoardError::ToolNotFound { .. })));
+    assert!(matches!(
+        board.call_tool("t-sleep", json!({"ms": 1})).await,
+        Err(PegBoardError::ToolNotFound { .. })
+    ));
 }

@@ -17,7 +17,10 @@ use pegboard::{PegBoard, Tool};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn register_and_unregister_while_reading_keeps_every_listed_name_routable() {
     let board = PegBoard::new();
-    board.add_service(Some("units".into()), connect(UnitsServer::new()).await).await.unwrap();
+    board
+        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
+        .await
+        .unwrap();
     let schema = Arc::clone(board.get_tool("units-convert").unwrap().input_schema());
     let stop = Arc::new(AtomicBool::new(false));
 
@@ -51,12 +54,18 @@ async fn register_and_unregister_while_reading_keeps_every_listed_name_routable(
                 // namespace being filled shows exactly tool0..toolK, in order, never a gap.
                 let generated: Vec<&String> = names.iter().filter(|n| n.starts_with('w')).collect();
                 for (i, name) in generated.iter().enumerate() {
-                    assert!(name.ends_with(&format!("-tool{i}")), "torn view: {generated:?}");
+                    assert!(
+                        name.ends_with(&format!("-tool{i}")),
+                        "torn view: {generated:?}"
+                    );
                 }
                 let tools = board.get_all_tools();
                 assert!(tools.iter().any(|t| t.name() == "units-convert"));
                 for name in names.iter().filter(|n| !n.starts_with('w')) {
-                    assert!(board.get_tool_route(name).is_some(), "{name} listed but not routable");
+                    assert!(
+                        board.get_tool_route(name).is_some(),
+                        "{name} listed but not routable"
+                    );
                 }
                 checks += 1;
             }

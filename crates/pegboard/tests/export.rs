@@ -11,8 +11,16 @@ use serde_json::json;
 fn tools() -> Vec<Tool> {
     let schema = json!({"type": "object", "properties": {"query": {"type": "string", "description": "what to find"}}, "required": ["query"]});
     vec![
-        Tool::new("web-search", "Search the web", Arc::new(schema.as_object().unwrap().clone())),
-        Tool::from(rmcp::model::Tool::new_with_raw("notes-list", None, Arc::new(Default::default()))),
+        Tool::new(
+            "web-search",
+            "Search the web",
+            Arc::new(schema.as_object().unwrap().clone()),
+        ),
+        Tool::from(rmcp::model::Tool::new_with_raw(
+            "notes-list",
+            None,
+            Arc::new(Default::default()),
+        )),
     ]
 }
 
@@ -25,7 +33,10 @@ fn openai_chat_completions_tools() {
             "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "what to find"}}, "required": ["query"]}}})
     );
     // No description: the key is left out; an empty schema becomes an object schema.
-    assert_eq!(json[1], json!({"type": "function", "function": {"name": "notes-list", "parameters": {"type": "object", "properties": {}}}}));
+    assert_eq!(
+        json[1],
+        json!({"type": "function", "function": {"name": "notes-list", "parameters": {"type": "object", "properties": {}}}})
+    );
 }
 
 #[test]
@@ -34,7 +45,10 @@ fn anthropic_messages_tools() {
     assert_eq!(json[0]["name"], "web-search");
     assert_eq!(json[0]["description"], "Search the web");
     assert_eq!(json[0]["input_schema"]["required"], json!(["query"]));
-    assert_eq!(json[1], json!({"name": "notes-list", "input_schema": {"type": "object", "properties": {}}}));
+    assert_eq!(
+        json[1],
+        json!({"name": "notes-list", "input_schema": {"type": "object", "properties": {}}})
+    );
 }
 
 #[test]
@@ -43,13 +57,21 @@ fn gemini_function_declarations() {
     let declarations = json[0]["functionDeclarations"].as_array().unwrap();
     assert_eq!(declarations.len(), 2);
     assert_eq!(declarations[0]["name"], "web-search");
-    assert_eq!(declarations[0]["parametersJsonSchema"]["properties"]["query"]["type"], "string");
-    assert_eq!(declarations[1]["description"], "", "Gemini requires a description");
+    assert_eq!(
+        declarations[0]["parametersJsonSchema"]["properties"]["query"]["type"],
+        "string"
+    );
+    assert_eq!(
+        declarations[1]["description"], "",
+        "Gemini requires a description"
+    );
 }
 
 #[test]
 fn names_a_provider_refuses_are_an_error_at_export() {
-    let verbatim = NamingPolicy::verbatim().full_name(Some("gh"), "repo.list").unwrap();
+    let verbatim = NamingPolicy::verbatim()
+        .full_name(Some("gh"), "repo.list")
+        .unwrap();
     let tool = Tool::new(verbatim, "d", Arc::new(Default::default()));
     let err = tools_json(Provider::OpenAi, std::slice::from_ref(&tool)).unwrap_err();
     assert!(matches!(err, PegBoardError::InvalidName { ref name, .. } if name == "gh-repo.list"));

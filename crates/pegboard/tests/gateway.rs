@@ -8,8 +8,7 @@ use common::{connect, text};
 use demo_servers::{NotesServer, UnitsServer};
 use pegboard::{PegBoard, server::BoardServer};
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::CallToolRequestParams,
+    ClientHandler, RoleClient, ServiceExt, model::CallToolRequestParams,
     service::NotificationContext,
 };
 use serde_json::json;
@@ -43,20 +42,39 @@ fn args(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> 
 #[tokio::test]
 async fn a_client_sees_the_merged_board_and_calls_route_through_it() {
     let board = PegBoard::new();
-    board.add_service(Some("notes".into()), connect(NotesServer::new()).await).await.unwrap();
-    board.add_service(Some("units".into()), connect(UnitsServer::new()).await).await.unwrap();
+    board
+        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
+        .await
+        .unwrap();
+    board
+        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
+        .await
+        .unwrap();
     let (client, _changes) = gateway(board.clone()).await;
 
     let info = client.peer_info().unwrap();
-    assert!(info.capabilities.tools.as_ref().unwrap().list_changed.unwrap_or(false));
+    assert!(
+        info.capabilities
+            .tools
+            .as_ref()
+            .unwrap()
+            .list_changed
+            .unwrap_or(false)
+    );
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, board.list_all_tools());
     let convert = tools.iter().find(|t| t.name == "units-convert").unwrap();
-    assert_eq!(convert.meta.as_ref().unwrap().0["pegboard/namespace"], "units");
+    assert_eq!(
+        convert.meta.as_ref().unwrap().0["pegboard/namespace"],
+        "units"
+    );
 
     let result = client
-        .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args(json!({"value": 2.0, "from": "kg", "to": "g"}))))
+        .call_tool(
+            CallToolRequestParams::new("units-convert")
+                .with_arguments(args(json!({"value": 2.0, "from": "kg", "to": "g"}))),
+        )
         .await
         .unwrap();
     assert!(text(&result).contains("2000"), "{result:?}");
@@ -65,13 +83,23 @@ async fn a_client_sees_the_merged_board_and_calls_route_through_it() {
 #[tokio::test]
 async fn an_unknown_tool_is_a_protocol_error_naming_close_matches() {
     let board = PegBoard::new();
-    board.add_service(Some("notes".into()), connect(NotesServer::new()).await).await.unwrap();
+    board
+        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
+        .await
+        .unwrap();
     let (client, _changes) = gateway(board).await;
-    let err = client.call_tool(CallToolRequestParams::new("search")).await.unwrap_err();
+    let err = client
+        .call_tool(CallToolRequestParams::new("search"))
+        .await
+        .unwrap_err();
     match err {
         rmcp::ServiceError::McpError(e) => {
             assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-            assert!(e.message.contains("did you mean `notes-search`"), "{}", e.message);
+            assert!(
+                e.message.contains("did you mean `notes-search`"),
+                "{}",
+                e.message
+            );
         }
         other => panic!("expected a JSON-RPC error, got {other:?}"),
     }
@@ -80,15 +108,27 @@ async fn an_unknown_tool_is_a_protocol_error_naming_close_matches() {
 #[tokio::test]
 async fn board_changes_reach_the_client_as_list_changed() {
     let board = PegBoard::new();
-    board.add_service(Some("notes".into()), connect(NotesServer::new()).await).await.unwrap();
+    board
+        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
+        .await
+        .unwrap();
     let (client, mut changes) = gateway(board.clone()).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 3);
 
-    board.add_service(Some("units".into()), connect(UnitsServer::new()).await).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(2), changes.recv()).await.expect("list_changed").unwrap();
+    board
+        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(2), changes.recv())
+        .await
+        .expect("list_changed")
+        .unwrap();
     assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
 
     board.unregister_namespace("notes").unwrap();
-    tokio::time::timeout(Duration::from_secs(2), changes.recv()).await.expect("list_changed").unwrap();
+    tokio::time::timeout(Duration::from_secs(2), changes.recv())
+        .await
+        .expect("list_changed")
+        .unwrap();
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
 }

@@ -20,15 +20,27 @@ fn rich_tool() -> rmcp::model::Tool {
     annotations.destructive_hint = Some(false);
     annotations.idempotent_hint = Some(true);
     annotations.open_world_hint = Some(false);
-    let icon: Icon = serde_json::from_value(json!({"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]})).unwrap();
+    let icon: Icon = serde_json::from_value(
+        json!({"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}),
+    )
+    .unwrap();
     let mut meta = MetaObject::default();
-    meta.0.insert("vendor/key".into(), json!({"nested": [1, 2, 3]}));
-    rmcp::model::Tool::new("search", "Search things", object(json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})))
-        .with_title("Search")
-        .with_annotations(annotations)
-        .with_raw_output_schema(object(json!({"type": "object", "properties": {"hits": {"type": "array"}}})))
-        .with_icons(vec![icon])
-        .with_meta(meta)
+    meta.0
+        .insert("vendor/key".into(), json!({"nested": [1, 2, 3]}));
+    rmcp::model::Tool::new(
+        "search",
+        "Search things",
+        object(
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+        ),
+    )
+    .with_title("Search")
+    .with_annotations(annotations)
+    .with_raw_output_schema(object(
+        json!({"type": "object", "properties": {"hits": {"type": "array"}}}),
+    ))
+    .with_icons(vec![icon])
+    .with_meta(meta)
 }
 
 #[test]
@@ -42,7 +54,10 @@ fn round_trip_keeps_every_field() {
     assert!(tool.meta().unwrap().0.contains_key("vendor/key"));
     let back: rmcp::model::Tool = tool.into();
     assert_eq!(back, original);
-    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&original).unwrap());
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&original).unwrap()
+    );
 }
 
 #[test]
@@ -51,6 +66,10 @@ fn clones_share_the_schema() {
     let clone = tool.clone();
     assert!(Arc::ptr_eq(tool.input_schema(), clone.input_schema()));
     assert!(Arc::ptr_eq(tool.name_arc(), clone.name_arc()));
+    assert!(std::ptr::eq(
+        tool.description().unwrap(),
+        clone.description().unwrap()
+    ));
 }
 
 #[tokio::test]
@@ -63,17 +82,30 @@ async fn a_board_tool_converts_back_under_its_board_name_with_everything_else_in
             _: Option<rmcp::model::PaginatedRequestParams>,
             _: rmcp::service::RequestContext<rmcp::RoleServer>,
         ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
-            Ok(rmcp::model::ListToolsResult::with_all_items(vec![self.0.clone()]))
+            Ok(rmcp::model::ListToolsResult::with_all_items(vec![
+                self.0.clone(),
+            ]))
         }
         fn get_info(&self) -> rmcp::model::ServerConfig {
-            rmcp::model::ServerConfig::new(rmcp::model::ServerCapabilities::builder().enable_tools().build())
+            rmcp::model::ServerConfig::new(
+                rmcp::model::ServerCapabilities::builder()
+                    .enable_tools()
+                    .build(),
+            )
         }
     }
     let board = PegBoard::new();
-    board.add_service(Some("web".into()), connect(One(rich_tool())).await).await.unwrap();
+    board
+        .add_service(Some("web".into()), connect(One(rich_tool())).await)
+        .await
+        .unwrap();
     let tool = board.get_tool("web-search").unwrap();
     assert_eq!(tool.source_name(), "search");
     let mut expected = rich_tool();
     expected.name = "web-search".into();
-    assert_eq!(rmcp::model::Tool::from(&tool), expected, "everything the server sent survives the wire and the board");
+    assert_eq!(
+        rmcp::model::Tool::from(&tool),
+        expected,
+        "everything the server sent survives the wire and the board"
+    );
 }

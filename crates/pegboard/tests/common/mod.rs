@@ -21,7 +21,10 @@ pub async fn connect<S: ServerHandler>(server: S) -> BoxedService {
             let _ = running.waiting().await;
         }
     });
-    ().into_dyn().serve(client_io).await.expect("client handshake")
+    ().into_dyn()
+        .serve(client_io)
+        .await
+        .expect("client handshake")
 }
 
 /// Like [`connect`], with pegboard's watching client, and the options to follow list_changed.
@@ -33,7 +36,11 @@ pub async fn connect_watched<S: ServerHandler>(server: S) -> (BoxedService, Serv
         }
     });
     let (handler, watch) = pegboard::client::watch_tools();
-    let service = handler.into_dyn().serve(client_io).await.expect("client handshake");
+    let service = handler
+        .into_dyn()
+        .serve(client_io)
+        .await
+        .expect("client handshake");
     (service, ServiceOptions::new().watch(watch))
 }
 
@@ -47,9 +54,17 @@ impl FixedTools {
     pub fn named(names: &[&str]) -> Self {
         let tools = names
             .iter()
-            .map(|n| Tool::new(n.to_string(), format!("the {n} tool"), Arc::new(Default::default())))
+            .map(|n| {
+                Tool::new(
+                    n.to_string(),
+                    format!("the {n} tool"),
+                    Arc::new(Default::default()),
+                )
+            })
             .collect();
-        Self { tools: Arc::new(tools) }
+        Self {
+            tools: Arc::new(tools),
+        }
     }
 }
 
@@ -73,21 +88,37 @@ impl ServerHandler for FixedTools {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if !self.tools.iter().any(|t| t.name == request.name) {
-            return Err(ErrorData::invalid_params(format!("no tool {}", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("no tool {}", request.name),
+                None,
+            ));
         }
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        Ok(CallToolResult::success(vec![ContentBlock::text(format!("{}: {args}", request.name))]).into())
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+            "{}: {args}",
+            request.name
+        ))])
+        .into())
     }
 }
 
 /// The text of a result's first content block.
 pub fn text(result: &CallToolResult) -> String {
-    result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
 }
 
 /// Everything observable about a board, to check that a failed write changed nothing.
 pub fn fingerprint(board: &pegboard::PegBoard) -> String {
-    let routes: Vec<_> = board.list_all_tools().iter().map(|n| (n.clone(), board.get_tool_route(n))).collect();
+    let routes: Vec<_> = board
+        .list_all_tools()
+        .iter()
+        .map(|n| (n.clone(), board.get_tool_route(n)))
+        .collect();
     let namespaces: Vec<_> = board
         .list_namespaces()
         .iter()
@@ -122,14 +153,21 @@ pub async fn connect_killable<S: ServerHandler>(server: S) -> Killable {
         let _ = ended_tx.send(());
     });
     let service = ().into_dyn().serve(client_io).await.expect("client handshake");
-    Killable { service, kill, ended }
+    Killable {
+        service,
+        kill,
+        ended,
+    }
 }
 
 /// Wait (up to 3 s) until `check` holds.
 pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
     while !check() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
