@@ -1,1 +1,73 @@
-fn main() {}
+//! `pegboard`: one MCP endpoint for all the servers of your `mcpServers` config.
+
+mod cli;
+mod commands;
+mod config;
+mod connect;
+mod http;
+mod supervise;
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Cli, Command};
+use crate::connect::Progress;
+
+fn main() {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let progress = if cli.quiet {
+        Progress::Quiet
+    } else {
+        Progress::Stderr
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(async move {
+        let result = match cli.command {
+            Command::Serve(args) => commands::serve::run(args, progress).await,
+            Command::Tools(args) => commands::tools::run(args, progress).await,
+            Command::Call(args) => commands::call::run(args, progress).await,
+            Command::Demo(args) => commands::demo::run(args, progress).await,
+        };
+        match result {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                1
+            }
+        }
+    });
+    // A blocking read of stdin (stdio mode) cannot be cancelled: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    std::process::exit(code);
+}
+
+/// Logs go to stderr, never stdout (stdout is the MCP channel in stdio mode).
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        // rmcp's worker logs a connection failure as ERROR; pegboard reports it better itself.
+        0 => "warn,pegboard=info,pegboard_cli=info,rmcp::transport::worker=off",
+        1 => "warn,pegboard=debug,pegboard_cli=debug,pegboard::server_stderr=debug",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(verbose > 0)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}

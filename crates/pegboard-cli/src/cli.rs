@@ -1,0 +1,289 @@
+//! Command-line definitions (clap).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const MAIN_HELP: &str = "\
+Examples:
+  pegboard demo                                  see it work with the bundled demo servers
+  pegboard tools                                 list the merged tools of ./pegboard.json
+  pegboard call notes-search '{\"query\":\"rust\"}'  call one tool by its board name
+  pegboard serve                                 be ONE MCP server (stdio) for all of them
+  pegboard serve --http 127.0.0.1:8700           ... over streamable HTTP at /mcp
+
+Config: the `mcpServers` JSON of Claude Desktop / Cursor, or VS Code's `servers` JSON, unchanged.
+Looked for at --config, else ./pegboard.json, else $XDG_CONFIG_HOME/pegboard/config.json
+(~/.config/pegboard/config.json). See `pegboard serve --help` for the format.
+
+Logs go to stderr: -v, -vv, or RUST_LOG (e.g. RUST_LOG=pegboard=debug,rmcp=info).";
+
+const SERVE_HELP: &str = "\
+Examples:
+  pegboard serve                                   stdio, for an MCP client that starts pegboard
+  pegboard serve --config ~/mcp.json --http 8700   HTTP on 127.0.0.1:8700/mcp
+  PEGBOARD_TOKEN=s3cret pegboard serve --http 0.0.0.0:8700 --allow-host gw.lan
+                                                   all interfaces, Bearer token required
+
+Use it from Claude Desktop / Cursor (stdio):
+  {\"mcpServers\": {\"pegboard\": {\"command\": \"pegboard\", \"args\": [\"serve\", \"--config\", \"/path/pegboard.json\"]}}}
+
+Config format (key = namespace; tool `search` of `docs` becomes `docs-search`):
+  {\"mcpServers\": {
+     \"memory\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-memory\"], \"env\": {\"MEMORY_FILE_PATH\": \"${HOME}/memory.json\"}},
+     \"docs\":  {\"url\": \"http://127.0.0.1:8931/mcp\", \"headers\": {\"Authorization\": \"Bearer ${DOCS_TOKEN}\"}},
+     \"units\": {\"command\": \"pegboard-demo-units\", \"prefix\": false, \"allow\": [\"convert\"], \"timeout\": 10},
+     \"old\":   {\"command\": \"legacy-server\", \"disabled\": true}
+  }}
+  PegBoard's extras: namespace (override the key), prefix (false: no prefix), allow / deny (the server's own
+  tool names), timeout (seconds per call), disabled. VS Code's {\"servers\": {..., \"type\": \"stdio\"|\"http\"}} works too.
+  ${VAR} is read from the environment (error if unset), ${VAR:-default} has a fallback, $${ is a literal ${.
+  command and cwd are used as given: relative paths are relative to the folder pegboard runs in.
+
+HTTP guards: with --token (or PEGBOARD_TOKEN) every request needs `Authorization: Bearer <token>` (else 401);
+a request whose Origin is not http(s)://localhost, 127.0.0.1 or [::1] (any port) or an --allow-origin
+value gets 403; the Host header must be loopback, the bind address, or an --allow-host value.
+
+Ctrl-C or SIGTERM (or the client closing stdin) shuts every server down cleanly.";
+
+const TOOLS_HELP: &str = "\
+Examples:
+  pegboard tools                          a table: name, namespace, description
+  pegboard tools --format json            the MCP tool objects (as tools/list returns them)
+  pegboard tools --format openai > t.json tools for the OpenAI API (also: anthropic, gemini)";
+
+const CALL_HELP: &str = "\
+Examples:
+  pegboard call units-convert '{\"value\": 10, \"from\": \"km\", \"to\": \"mi\"}'
+  echo '{\"query\": \"rust\"}' | pegboard call notes-search -
+  pegboard call notes-search '{\"query\": \"rust\"}' --json     the whole CallToolResult
+
+Prints the text content of the result. Exit code 1 when the tool reports an error (isError) or the call
+fails; the error goes to stderr. An unknown name lists the closest names on the board.";
+
+const DEMO_HELP: &str = "\
+Examples:
+  pegboard demo            (from the pegboard checkout, after `cargo build -p demo-servers`)
+
+Runs `pegboard tools --config examples/demo.json` and one sample call. The demo config is looked for in
+./examples/demo.json and the same place in every parent folder, then next to the pegboard binary's checkout.";
+
+/// One MCP endpoint for all the servers of your mcpServers config.
+#[derive(Debug, Parser)]
+#[command(name = "pegboard", version, about, long_about = None, after_help = MAIN_HELP)]
+pub struct Cli {
+    /// More logs on stderr (-v: debug for pegboard and servers' stderr, -vv: debug for everything).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    /// No progress lines on stderr (errors are still logged).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve all configured servers' tools as ONE MCP server (stdio, or streamable HTTP with --http).
+    #[command(after_help = SERVE_HELP)]
+    Serve(ServeArgs),
+    /// Connect every configured server and print the merged tool list.
+    #[command(after_help = TOOLS_HELP)]
+    Tools(ToolsArgs),
+    /// Call one tool by its board name and print the result.
+    #[command(after_help = CALL_HELP)]
+    Call(CallArgs),
+    /// Show the board with the bundled demo servers and make a sample call.
+    #[command(after_help = DEMO_HELP)]
+    Demo(DemoArgs),
+}
+
+/// Where the config is and how long servers may take to start.
+#[derive(Debug, Args, Clone)]
+pub struct ConfigArgs {
+    /// The config file (default: ./pegboard.json, then $XDG_CONFIG_HOME/pegboard/config.json).
+    #[arg(short, long, value_name = "FILE", env = "PEGBOARD_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Seconds each server may take to start and answer the MCP handshake.
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
+    pub startup_timeout: Duration,
+}
+
+/// `pegboard serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+
+    /// Serve streamable HTTP at ADDR/mcp instead of stdio. ADDR: PORT, HOST:PORT or IP:PORT (default host 127.0.0.1).
+    #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
+    pub http: Option<SocketAddr>,
+
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "PEGBOARD_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+
+    /// Also accept requests with this Origin (e.g. https://app.example.com, http://host:*). Repeatable.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+
+    /// Also accept this Host header (a name the gateway is reached under). Repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
+
+    /// HTTP without sessions (JSON responses, no server-initiated notifications): for several replicas
+    /// behind a load balancer.
+    #[arg(long, requires = "http")]
+    pub stateless: bool,
+
+    /// Do not restart a server that exits (by default it is restarted with backoff and its tools come back).
+    #[arg(long)]
+    pub no_restart: bool,
+}
+
+/// Output formats of `pegboard tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// name, namespace, first line of the description
+    Table,
+    /// MCP tool objects
+    Json,
+    /// OpenAI function tools
+    Openai,
+    /// Anthropic tools
+    Anthropic,
+    /// Gemini function declarations
+    Gemini,
+}
+
+/// `pegboard tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// `pegboard call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool's board name (as `pegboard tools` shows it), e.g. notes-search.
+    pub tool: String,
+
+    /// The arguments: a JSON object; `-` reads it from stdin. Default: no arguments.
+    pub arguments: Option<String>,
+
+    #[command(flatten)]
+    pub config: ConfigArgs,
+
+    /// Print the whole CallToolResult as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Seconds the call may take (default: the server's `timeout`, else the board's).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub timeout: Option<Duration>,
+}
+
+/// `pegboard demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Use this demo config instead of looking for examples/demo.json.
+    #[arg(short, long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "`{s}`: give a number of seconds between 0 and 86400"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `8700` → 127.0.0.1:8700; `localhost:8700` → 127.0.0.1:8700; `0.0.0.0:8700`, `[::1]:8700` as given.
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = s.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Some(port) = s
+        .strip_prefix("localhost:")
+        .and_then(|p| p.parse::<u16>().ok())
+    {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Some(port) = s.strip_prefix(':').and_then(|p| p.parse::<u16>().ok()) {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    Err(format!(
+        "`{s}` is not an address; use PORT, 127.0.0.1:PORT, 0.0.0.0:PORT (all interfaces) or [::1]:PORT"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn addresses_default_to_loopback() {
+        assert_eq!(
+            parse_addr("8700"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 8700)))
+        );
+        assert_eq!(
+            parse_addr(":8700"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 8700)))
+        );
+        assert_eq!(
+            parse_addr("localhost:1"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 1)))
+        );
+        assert_eq!(
+            parse_addr("0.0.0.0:2"),
+            Ok(SocketAddr::from(([0, 0, 0, 0], 2)))
+        );
+        assert!(parse_addr("[::1]:3").is_ok());
+        assert!(parse_addr("nope").is_err());
+    }
+
+    #[test]
+    fn call_takes_tool_and_arguments() -> Result<(), clap::Error> {
+        let cli = Cli::try_parse_from(["pegboard", "call", "a-b", "{}", "--json", "-c", "x.json"])?;
+        let Command::Call(args) = cli.command else {
+            panic!("call expected")
+        };
+        assert_eq!(args.tool, "a-b");
+        assert_eq!(args.arguments.as_deref(), Some("{}"));
+        assert!(args.json);
+        assert_eq!(args.config.config, Some(PathBuf::from("x.json")));
+        Ok(())
+    }
+}

@@ -1,0 +1,126 @@
+//! `pegboard serve --http` with a token, driven by rmcp's streamable HTTP client; SIGTERM ends it cleanly.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Start `pegboard serve --http 127.0.0.1:0 EXTRA..` on the demo config; returns the child and its URL.
+async fn spawn(dir: &std::path::Path, extra: &[&str]) -> Result<(tokio::process::Child, String)> {
+    let config = common::write_demo_config(dir);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard"))
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await? {
+            if let Some(rest) = line.split(" at ").nth(1)
+                && let Some(url) = rest
+                    .split_whitespace()
+                    .next()
+                    .filter(|u| u.starts_with("http://"))
+            {
+                return Ok(url.to_string());
+            }
+        }
+        bail!("pegboard exited before serving")
+    })
+    .await
+    .context("no `serving ... at URL` line")??;
+    // Keep draining stderr so the child never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    Ok((child, url))
+}
+
+#[tokio::test]
+async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (mut child, url) = spawn(dir.path(), &["--token", "s3cret"]).await?;
+
+    // Without the token: the handshake is refused.
+    let refused = tokio::time::timeout(
+        Duration::from_secs(10),
+        ().into_dyn()
+            .serve(StreamableHttpClientTransport::from_uri(url.as_str())),
+    )
+    .await?;
+    assert!(refused.is_err(), "a client without the token got in");
+
+    let cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header("s3cret");
+    let client = ().into_dyn().serve(StreamableHttpClientTransport::from_config(cfg)).await?;
+    let tools = client.list_all_tools().await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(
+        names.contains(&"notes-search") && names.contains(&"units-convert"),
+        "{names:?}"
+    );
+    let Value::Object(args) = json!({"value": 2, "from": "kg", "to": "g"}) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
+        .await?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert_eq!(text, "2 kg = 2000 g");
+
+    let pid = child.id().context("pid")?;
+    let started = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()?;
+    assert!(kill.success());
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .context("no exit after SIGTERM")??;
+    assert!(status.success(), "{status}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "shutdown took {:?}",
+        started.elapsed()
+    );
+    drop(client);
+    Ok(())
+}
+
+#[tokio::test]
+async fn serve_http_stateless_answers_without_sessions() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_child, url) = spawn(dir.path(), &["--stateless"]).await?;
+    let client = ().into_dyn().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await?;
+    let tools = client.list_all_tools().await?;
+    assert!(tools.iter().any(|t| t.name == "units-convert"));
+    let Value::Object(args) = json!({"value": 1, "from": "ft", "to": "in"}) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
+        .await?;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert_eq!(text, "1 ft = 12 in");
+    Ok(())
+}
