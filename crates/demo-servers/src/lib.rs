@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod docs;
+pub mod launch;
 pub mod notes;
 pub mod serve;
 pub mod testing;

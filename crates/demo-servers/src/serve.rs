@@ -161,7 +161,20 @@ where
     S: ServerHandler + Clone,
     F: FnOnce() -> S,
 {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    simple_with_args(bin, about, std::env::args().skip(1).collect(), make).await
+}
+
+/// [`simple_main`] with the arguments given rather than read from the process.
+pub async fn simple_with_args<S, F>(
+    bin: &str,
+    about: &str,
+    mut args: Vec<String>,
+    make: F,
+) -> anyhow::Result<()>
+where
+    S: ServerHandler + Clone,
+    F: FnOnce() -> S,
+{
     if wants_help(&args) {
         eprintln!(
             "{bin}: {about}\n\nUSAGE:\n    {bin} [--http IP:PORT]\n\nOPTIONS:\n    \

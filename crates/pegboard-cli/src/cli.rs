@@ -65,10 +65,12 @@ fails; the error goes to stderr. An unknown name lists the closest names on the 
 
 const DEMO_HELP: &str = "\
 Examples:
-  pegboard demo            (from the pegboard checkout, after `cargo build -p demo-servers`)
+  pegboard demo
+  pegboard demo --config examples/demo.json
 
-Runs `pegboard tools --config examples/demo.json` and one sample call. The demo config is looked for in
-./examples/demo.json and the same place in every parent folder, then next to the pegboard binary's checkout.";
+Starts the three bundled demo servers (notes, units, docs: real MCP servers, run as child processes
+of this binary), prints the merged board as `pegboard tools` would, and makes one sample call.
+To serve the same board to an MCP client: pegboard serve --config examples/demo.json";
 
 /// One MCP endpoint for all the servers of your mcpServers config.
 #[derive(Debug, Parser)]
@@ -102,6 +104,19 @@ pub enum Command {
     /// Show the board with the bundled demo servers and make a sample call.
     #[command(after_help = DEMO_HELP)]
     Demo(DemoArgs),
+    /// Serve one bundled demo server (notes, units, docs, test) over stdio: what `demo` starts.
+    #[command(hide = true)]
+    DemoServer(DemoServerArgs),
+}
+
+/// `pegboard demo-server NAME [FLAGS]`.
+#[derive(Debug, Args)]
+pub struct DemoServerArgs {
+    /// notes, units, docs or test.
+    pub name: String,
+    /// The server's own flags (`--http ADDR`; for `test`: `--extra-tools N`, `--page-size N`, `--hang-list`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
 }
 
 /// Where the config is and how long servers may take to start.
@@ -203,7 +218,7 @@ pub struct CallArgs {
 /// `pegboard demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Use this demo config instead of looking for examples/demo.json.
+    /// Use this config instead of the bundled demo servers.
     #[arg(short, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

@@ -85,14 +85,13 @@ pub async fn start_all(
     });
     let connected = futures::future::join_all(connecting).await;
 
-    let lock = tokio::sync::Mutex::new(());
     let mut outcomes = Vec::with_capacity(connected.len());
     for ((name, res), server) in connected.into_iter().zip(&config.servers) {
         let (result, index, stderr) = match res {
             Ok(conn) => {
                 let stderr = conn.stderr.clone();
-                match register(board, server, conn, &lock).await {
-                    Ok((index, n)) => (Ok(n), index, stderr),
+                match register(board, server, conn).await {
+                    Ok(added) => (Ok(added.tools), Some(added.index), stderr),
                     Err(e) => (Err(e), None, None),
                 }
             }
@@ -128,16 +127,12 @@ pub struct Connection {
     pub stderr: Option<StderrTail>,
 }
 
-/// Put a connection on the board; returns (its service index, tools registered). Registrations that run
-/// concurrently must share `lock`: the index is found by comparing the services before and after.
+/// Put a connection on the board; returns where it was stored and how many tools it brought.
 pub async fn register(
     board: &PegBoard,
     server: &ServerConfig,
     conn: Connection,
-    lock: &tokio::sync::Mutex<()>,
-) -> Result<(Option<usize>, usize)> {
-    let _one_at_a_time = lock.lock().await;
-    let before: Vec<usize> = board.services().iter().map(|s| s.index).collect();
+) -> Result<pegboard::Added> {
     let mut options = ServiceOptions::new()
         .deny(server.deny.iter().cloned())
         .watch(conn.watch);
@@ -151,14 +146,7 @@ pub async fn register(
         .add_service_with(server.namespace.clone(), conn.service, options)
         .await
     {
-        Ok(n) => {
-            let index = board
-                .services()
-                .iter()
-                .map(|s| s.index)
-                .find(|i| !before.contains(i));
-            Ok((index, n))
-        }
+        Ok(added) => Ok(added),
         Err(e) => {
             let mut msg = e.to_string();
             if let Some(tail) = &conn.stderr {

@@ -40,6 +40,7 @@ fn main() {
             Command::Tools(args) => commands::tools::run(args, progress).await,
             Command::Call(args) => commands::call::run(args, progress).await,
             Command::Demo(args) => commands::demo::run(args, progress).await,
+            Command::DemoServer(args) => commands::demo::serve_one(args).await,
         };
         match result {
             Ok(code) => code,

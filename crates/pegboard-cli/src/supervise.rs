@@ -1,21 +1,18 @@
 //! Restart servers that die while `pegboard serve` runs, with backoff, and put their tools back.
 //!
-//! One task per server that started: it waits until the board reports the service closed (the process
+//! One task per server that started: it waits until the board says the service closed (the process
 //! exited or the connection dropped), removes it (clients get `tools/list_changed`), then reconnects with
 //! an exponential backoff (1 s doubling to 60 s; back to 1 s once a run lasted a minute) and re-registers.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pegboard::{PegBoard, ServiceState};
+use pegboard::PegBoard;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ServerConfig};
 use crate::connect::{self, Started, StderrTail};
 
-/// How often the board's service states are looked at.
-const POLL: Duration = Duration::from_millis(500);
 /// First wait before a restart.
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
 /// Longest wait between restarts.
@@ -32,7 +29,6 @@ pub fn spawn_all(
     handshake_timeout: Duration,
     ct: &CancellationToken,
 ) -> JoinSet<()> {
-    let lock = Arc::new(tokio::sync::Mutex::new(()));
     let mut set = JoinSet::new();
     for (outcome, server) in started.outcomes.iter().zip(&config.servers) {
         let Some(index) = outcome.index else { continue };
@@ -42,7 +38,6 @@ pub fn spawn_all(
             index,
             stderr: outcome.stderr.clone(),
             handshake_timeout,
-            lock: lock.clone(),
             ct: ct.clone(),
         };
         set.spawn(job.run());
@@ -56,7 +51,6 @@ struct Supervisor {
     index: usize,
     stderr: Option<StderrTail>,
     handshake_timeout: Duration,
-    lock: Arc<tokio::sync::Mutex<()>>,
     ct: CancellationToken,
 }
 
@@ -120,34 +114,19 @@ impl Supervisor {
 
     /// Wait until the service is closed (true) or we are cancelled (false).
     async fn wait_closed(&self) -> bool {
-        loop {
-            let state = self
-                .board
-                .services()
-                .into_iter()
-                .find(|s| s.index == self.index)
-                .map(|s| s.state);
-            match state {
-                Some(ServiceState::Running) => {}
-                // Closed, or removed by someone else: either way it needs restarting.
-                _ => return true,
-            }
-            tokio::select! {
-                () = self.ct.cancelled() => return false,
-                () = tokio::time::sleep(POLL) => {}
-            }
+        tokio::select! {
+            () = self.ct.cancelled() => false,
+            // Closed, or removed by someone else (UnknownService): either way it needs restarting.
+            _ = self.board.wait_closed(self.index) => true,
         }
     }
 
     async fn restart(&mut self) -> anyhow::Result<usize> {
         let conn = connect::connect(&self.server, self.handshake_timeout).await?;
         let stderr = conn.stderr.clone();
-        let (index, tools) = connect::register(&self.board, &self.server, conn, &self.lock).await?;
-        let Some(index) = index else {
-            anyhow::bail!("registered, but its place on the board could not be found");
-        };
-        self.index = index;
+        let added = connect::register(&self.board, &self.server, conn).await?;
+        self.index = added.index;
         self.stderr = stderr;
-        Ok(tools)
+        Ok(added.tools)
     }
 }

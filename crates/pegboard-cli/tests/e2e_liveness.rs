@@ -22,8 +22,7 @@ async fn start() -> Result<(Client, tempfile::TempDir)> {
     let config = dir.path().join("pegboard.json");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"t": {"command": common::demo_bin("pegboard-test-server")}}})
-            .to_string(),
+        json!({"mcpServers": {"t": common::demo_server("test", &[])}}).to_string(),
     )?;
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard")).configure(|c| {
         c.arg("serve").arg("--config").arg(&config);

@@ -59,16 +59,16 @@ async fn serve_stdio_keeps_stdout_clean_and_exits_on_eof() -> Result<()> {
     let pid_file = dir.path().join("notes.pid");
     // `exec` keeps the pid: the file names the notes server process itself.
     let script = format!(
-        "echo $$ > '{}'; exec '{}'",
+        "echo $$ > '{}'; exec '{}' demo-server notes",
         pid_file.display(),
-        common::demo_bin("pegboard-demo-notes").display()
+        common::pegboard().display()
     );
     let config = dir.path().join("pegboard.json");
     std::fs::write(
         &config,
         json!({"mcpServers": {
             "notes": {"command": "sh", "args": ["-c", script]},
-            "units": {"command": common::demo_bin("pegboard-demo-units")}
+            "units": common::demo_server("units", &[])
         }})
         .to_string(),
     )?;

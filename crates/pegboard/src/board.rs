@@ -24,6 +24,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_MAX_PAGES: usize = 1_000;
 const DEFAULT_MAX_TOOLS: usize = 10_000;
+/// The longest `shutdown` waits for one service to end.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(8);
 /// A burst of `list_changed` notifications within this window costs one re-listing.
 const REFRESH_DEBOUNCE: Duration = Duration::from_millis(50);
 
@@ -159,6 +161,16 @@ impl PegBoardBuilder {
     }
 }
 
+/// What [`PegBoard::add_service_with`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Added {
+    /// The index the service is stored under (for `register_tool`, `remove_service`, ...).
+    pub index: usize,
+    /// How many of its tools were registered.
+    pub tools: usize,
+}
+
 /// A tool and its board name, checked, not yet committed.
 struct Pending {
     name: Arc<str>,
@@ -245,10 +257,13 @@ impl PegBoard {
     ) -> Result<usize, PegBoardError> {
         self.add_service_with(namespace, service, ServiceOptions::default())
             .await
+            .map(|added| added.tools)
     }
 
     /// [`add_service`](Self::add_service) with a tool filter, a call timeout for this service, or
     /// a [`ToolListWatch`](crate::client::ToolListWatch) to follow its `tools/list_changed`.
+    ///
+    /// Returns where the service was stored and how many tools were registered.
     ///
     /// # Errors
     /// As [`add_service`](Self::add_service).
@@ -257,7 +272,7 @@ impl PegBoard {
         namespace: Option<String>,
         service: BoxedService,
         mut options: ServiceOptions,
-    ) -> Result<usize, PegBoardError> {
+    ) -> Result<Added, PegBoardError> {
         let namespace: Option<Arc<str>> = self
             .inner
             .naming
@@ -280,14 +295,7 @@ impl PegBoard {
         }
         let mut next = Registry::clone(&current);
         let index = next.services.len();
-        let slot = Arc::new(ServiceSlot {
-            namespace: namespace.clone(),
-            peer,
-            running: Mutex::new(Some(service)),
-            options,
-            refresh_generation: Default::default(),
-            watcher: Mutex::new(None),
-        });
+        let slot = Arc::new(ServiceSlot::new(namespace.clone(), service, options));
         next.services.push(Some(Arc::clone(&slot)));
         for Pending { name, mut entry } in pending {
             entry.service = index;
@@ -306,7 +314,10 @@ impl PegBoard {
             count,
             "service added"
         );
-        Ok(count)
+        Ok(Added {
+            index,
+            tools: count,
+        })
     }
 
     /// Name, filter and check a service's tools against each other (not yet against the board).
@@ -668,6 +679,24 @@ impl PegBoard {
             .collect()
     }
 
+    /// Resolves when the connection of the service at `index` ends (its process exited, its
+    /// connection dropped, or it was shut down): what a supervisor awaits to restart it.
+    ///
+    /// # Errors
+    /// [`PegBoardError::UnknownService`] if no service is stored at `index`.
+    pub async fn wait_closed(&self, index: usize) -> Result<(), PegBoardError> {
+        let slot = self
+            .snapshot()
+            .service(index)
+            .cloned()
+            .ok_or(PegBoardError::UnknownService { index })?;
+        // Hold only the closed signal, not the slot: waiting must not keep the service alive.
+        let mut closed = slot.closed.clone();
+        drop(slot);
+        let _ = closed.wait_for(|closed| *closed).await;
+        Ok(())
+    }
+
     /// A receiver that changes whenever the set of tools on the board changes (its value is the
     /// board's generation). The gateway uses it to send `tools/list_changed` downstream.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
@@ -918,11 +947,11 @@ impl PegBoard {
         };
         let mut closing = tokio::task::JoinSet::new();
         for slot in slots {
-            if let Some(mut running) = slot.take_running() {
-                closing.spawn(async move {
-                    let _ = running.close_with_timeout(Duration::from_secs(8)).await;
-                });
-            }
+            slot.stop();
+            closing.spawn(async move {
+                // rmcp gives a child process 3 s to exit on EOF, then signals it: 8 s covers that.
+                let _ = tokio::time::timeout(SHUTDOWN_WAIT, slot.wait_closed()).await;
+            });
         }
         while closing.join_next().await.is_some() {}
     }

@@ -81,7 +81,9 @@ mod tool;
 #[doc = include_str!("../TOKIO_USAGE.md")]
 pub mod tokio_usage {}
 
-pub use board::{DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder};
+pub use board::{
+    Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder,
+};
 pub use error::PegBoardError;
 pub use naming::NamingPolicy;
 pub use options::{CallOptions, ServiceOptions};

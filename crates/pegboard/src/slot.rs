@@ -5,8 +5,8 @@ use std::{
     time::Duration,
 };
 
-use rmcp::{Peer, RoleClient};
-use tokio::task::AbortHandle;
+use rmcp::{Peer, RoleClient, service::RunningServiceCancellationToken};
+use tokio::{sync::watch, task::AbortHandle};
 
 use crate::{BoxedService, ServiceOptions};
 
@@ -17,8 +17,11 @@ pub(crate) struct ServiceSlot {
     /// Calls go through a cloned `Peer`, not the `RunningService`: futures through the boxed
     /// `DynService` are not `Send` enough for `tokio::spawn` (see DESIGN.md, "A trap in rmcp 3.x").
     pub(crate) peer: Peer<RoleClient>,
-    /// Kept so the service runs; dropping it cancels the connection (and stops a child process).
-    pub(crate) running: Mutex<Option<BoxedService>>,
+    /// Stops the service; taken and used when the slot goes (or at shutdown). The
+    /// `RunningService` itself is owned by a task that awaits its end and flips `closed`.
+    pub(crate) stop: Mutex<Option<RunningServiceCancellationToken>>,
+    /// Becomes `true` when the service's connection has ended, for whatever reason.
+    pub(crate) closed: watch::Receiver<bool>,
     pub(crate) options: ServiceOptions,
     /// Bumped by each refresh; a refresh that finds it moved on was overtaken and drops its result.
     pub(crate) refresh_generation: AtomicU64,
@@ -30,21 +33,58 @@ impl ServiceSlot {
         self.options.call_timeout
     }
 
+    /// Store a service: a task owns it and reports its end through [`ServiceSlot::closed`].
+    pub(crate) fn new(
+        namespace: Option<std::sync::Arc<str>>,
+        service: BoxedService,
+        options: ServiceOptions,
+    ) -> Self {
+        let peer = service.peer().clone();
+        let stop = service.cancellation_token();
+        let (closed_tx, closed) = watch::channel(false);
+        tokio::spawn(async move {
+            let reason = service.waiting().await;
+            tracing::debug!(?reason, "service connection ended");
+            closed_tx.send_replace(true);
+        });
+        Self {
+            namespace,
+            peer,
+            stop: Mutex::new(Some(stop)),
+            closed,
+            options,
+            refresh_generation: AtomicU64::new(0),
+            watcher: Mutex::new(None),
+        }
+    }
+
     pub(crate) fn state(&self) -> ServiceState {
-        if self.peer.is_transport_closed() {
+        if *self.closed.borrow() || self.peer.is_transport_closed() {
             ServiceState::Closed
         } else {
             ServiceState::Running
         }
     }
 
-    /// Take the running service out, to close it now rather than when the last holder drops.
-    pub(crate) fn take_running(&self) -> Option<BoxedService> {
+    /// Ask the service to stop now (closing its transport: a child process gets EOF, then a
+    /// signal), rather than when the last holder of the slot lets go.
+    pub(crate) fn stop(&self) {
         self.stop_watching();
-        self.running
+        if let Some(stop) = self
+            .stop
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
+        {
+            stop.cancel();
+        }
+    }
+
+    /// Resolves once the service's connection has ended.
+    pub(crate) async fn wait_closed(&self) {
+        let mut closed = self.closed.clone();
+        // An error means the owning task is gone, which it only is once the service ended.
+        let _ = closed.wait_for(|closed| *closed).await;
     }
 
     pub(crate) fn stop_watching(&self) {
@@ -61,7 +101,8 @@ impl ServiceSlot {
 
 impl Drop for ServiceSlot {
     fn drop(&mut self) {
-        self.stop_watching();
+        // The last holder is gone (the board let go, and no call is in flight): stop the service.
+        self.stop();
     }
 }
 

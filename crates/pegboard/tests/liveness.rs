@@ -313,3 +313,30 @@ fn the_runtime_shuts_down_promptly_after_board_use() {
         started.elapsed()
     );
 }
+
+#[tokio::test]
+async fn wait_closed_resolves_when_the_service_dies() {
+    let board = PegBoard::new();
+    let server = connect_killable(TestServer::default()).await;
+    let added = board
+        .add_service_with(Some("t".into()), server.service, Default::default())
+        .await
+        .unwrap();
+    let waiting = {
+        let board = board.clone();
+        tokio::spawn(async move { board.wait_closed(added.index).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "the service is alive");
+    server.kill.cancel();
+    tokio::time::timeout(Duration::from_secs(1), waiting)
+        .await
+        .expect("closed within 1 s")
+        .unwrap()
+        .unwrap();
+    assert_eq!(board.services()[0].state, ServiceState::Closed);
+    assert!(matches!(
+        board.wait_closed(9).await,
+        Err(PegBoardError::UnknownService { index: 9 })
+    ));
+}

@@ -350,6 +350,6 @@ async fn allow_and_deny_lists_filter_by_original_name() {
         )
         .await
         .unwrap();
-    assert_eq!(count, 1);
+    assert_eq!((count.index, count.tools), (0, 1));
     assert_eq!(board.list_all_tools(), ["notes-search"]);
 }

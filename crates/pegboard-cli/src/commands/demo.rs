@@ -1,19 +1,15 @@
 //! `pegboard demo`: the board with the bundled demo servers, and a sample call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result};
 use serde_json::json;
 
 use super::{Loaded, fill_board_from, load_config};
 use crate::cli::{DemoArgs, Format};
 use crate::commands::{call, tools};
-use crate::config::Transport;
 use crate::connect::Progress;
-
-/// Where the demo config lives in the checkout.
-const DEMO_CONFIG: &str = "examples/demo.json";
 
 /// Sample calls, tried in order: the first whose tool is on the board is made.
 fn samples() -> Vec<(&'static str, serde_json::Value)> {
@@ -27,44 +23,20 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
 }
 
 /// Run `pegboard demo`.
+///
+/// Without `--config`, the bundled demo servers run as child processes of this very binary
+/// (`pegboard demo-server NAME`), so the demo needs nothing but the one build.
 pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
-    let path = match args.config {
-        Some(p) => p,
-        None => find_demo_config()?,
-    };
-    eprintln!("pegboard demo: using {}", path.display());
-    let mut config = load_config(Some(&path))?;
-    // The demo config's commands are relative to the checkout (examples/..): run them from there.
-    let root = checkout_root(&path);
-    let mut uses_cargo = false;
-    for server in &mut config.servers {
-        if let Transport::Stdio { command, cwd, .. } = &mut server.transport {
-            if cwd.is_none() {
-                *cwd = Some(root.clone());
-            }
-            if command.contains('/') && Path::new(command.as_str()).is_relative() {
-                *command = root.join(command.as_str()).to_string_lossy().into_owned();
-            }
-            if command.contains('/') && !Path::new(command.as_str()).exists() {
-                bail!(
-                    "the demo server `{}` is not built yet ({command} is missing); build the demo servers with \
-                     `cargo build -p demo-servers`, then run `pegboard demo` again",
-                    server.name
-                );
-            }
-            uses_cargo |= command == "cargo";
+    let (config, shown) = match args.config {
+        Some(path) => {
+            let config = load_config(Some(&path))?;
+            (config, format!("--config {}", path.display()))
         }
-    }
-    let startup = if uses_cargo {
-        eprintln!(
-            "(the demo servers start with `cargo run`: the first run compiles them, which can take minutes)"
-        );
-        Duration::from_secs(1_800)
-    } else {
-        Duration::from_secs(30)
+        None => (bundled_config()?, "--config examples/demo.json".to_string()),
     };
+    let startup = Duration::from_secs(30);
     let Loaded { board, .. } = fill_board_from(config, startup, progress).await?;
-    println!("\n$ pegboard tools --config {}", path.display());
+    println!("\n$ pegboard tools {shown}");
     let listed = tools::print_tools(&board, Format::Table);
     let mut code = 0;
     if listed.is_ok() {
@@ -84,8 +56,7 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
                 if code == 0 {
                     println!(
                         "\nThat is the board: every server's tools under one namespaced list. Next: \
-                         `pegboard serve --config {}` to give it to an MCP client.",
-                        path.display()
+                         `pegboard serve {shown}` to give it to an MCP client."
                     );
                 }
             }
@@ -96,44 +67,28 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
     listed.map(|()| code)
 }
 
-/// The folder holding `examples/` (the demo config's folder's parent), absolute.
-fn checkout_root(config: &Path) -> PathBuf {
-    let abs = std::path::absolute(config).unwrap_or_else(|_| config.to_path_buf());
-    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_default();
-    if dir.file_name().is_some_and(|n| n == "examples") {
-        dir.parent().map(Path::to_path_buf).unwrap_or(dir)
-    } else {
-        dir
-    }
+/// The demo config with this binary as the command of each bundled server.
+fn bundled_config() -> Result<crate::config::Config> {
+    let exe = std::env::current_exe()
+        .context("cannot find the pegboard binary to start the demo servers")?;
+    let exe = exe.to_string_lossy();
+    let servers: serde_json::Map<String, serde_json::Value> = ["notes", "units", "docs"]
+        .iter()
+        .map(|name| {
+            (
+                name.to_string(),
+                json!({ "command": exe, "args": ["demo-server", name] }),
+            )
+        })
+        .collect();
+    let text = json!({ "mcpServers": servers }).to_string();
+    crate::config::parse(&text, Path::new("(bundled demo)"), &|var| {
+        std::env::var(var).ok()
+    })
 }
 
-/// `examples/demo.json` in the current folder or a parent, else in this binary's checkout.
-fn find_demo_config() -> Result<PathBuf> {
-    let mut looked = Vec::new();
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let mut roots: Vec<PathBuf> = cwd.ancestors().map(Path::to_path_buf).collect();
-    if let Ok(exe) = std::env::current_exe() {
-        // target/debug/pegboard → the checkout is a few folders up.
-        roots.extend(exe.ancestors().skip(1).take(4).map(Path::to_path_buf));
-    }
-    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    for root in roots {
-        let candidate = root.join(DEMO_CONFIG);
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
-        if !looked.contains(&candidate) {
-            looked.push(candidate);
-        }
-    }
-    let shown: Vec<String> = looked
-        .iter()
-        .take(6)
-        .map(|p| format!("  {}", p.display()))
-        .collect();
-    bail!(
-        "cannot find the demo config `{DEMO_CONFIG}`; looked at:\n{}\nrun `pegboard demo` from the pegboard \
-         checkout, or pass --config FILE",
-        shown.join("\n")
-    )
+/// `pegboard demo-server NAME`: serve one bundled demo server over stdio (or `--http ADDR`).
+pub async fn serve_one(args: crate::cli::DemoServerArgs) -> Result<i32> {
+    demo_servers::launch::run_by_name(&args.name, args.args).await?;
+    Ok(0)
 }

@@ -3,31 +3,25 @@
 
 use std::path::{Path, PathBuf};
 
-/// The folder cargo put the binaries in (target/debug).
-pub fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_pegboard"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
+/// The built `pegboard` binary.
+pub fn pegboard() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pegboard"))
 }
 
-/// A demo server binary built by `cargo build -p demo-servers`.
-pub fn demo_bin(name: &str) -> PathBuf {
-    let path = bin_dir().join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: build the demo servers first (`cargo build -p demo-servers`, or `cargo test --workspace`)",
-        path.display()
-    );
-    path
+/// A config entry that runs a bundled demo server (`notes`, `units`, `docs`, `test`) as a child
+/// process: `pegboard demo-server NAME ARGS...`.
+pub fn demo_server(name: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["demo-server".to_string(), name.to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    serde_json::json!({ "command": pegboard(), "args": all })
 }
 
 /// Write a config with the notes and units demo servers into `dir`.
 pub fn write_demo_config(dir: &Path) -> PathBuf {
     let config = serde_json::json!({
         "mcpServers": {
-            "notes": { "command": demo_bin("pegboard-demo-notes") },
-            "units": { "command": demo_bin("pegboard-demo-units") }
+            "notes": demo_server("notes", &[]),
+            "units": demo_server("units", &[])
         }
     });
     let path = dir.join("pegboard.json");

@@ -1,0 +1,144 @@
+//! Run a demo or test server by name, with its command-line flags: what the binaries do, as a
+//! library function, so that other binaries (the `pegboard demo-server` command) can embed them.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::{DocsServer, NotesServer, TestServer, TestServerOptions, UnitsServer, serve};
+
+/// The names [`run_by_name`] knows.
+pub const NAMES: &[&str] = &["notes", "units", "docs", "test"];
+
+/// Serve the server called `name` (`notes`, `units`, `docs` or `test`) with these flags
+/// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`), until its
+/// client goes away.
+///
+/// # Errors
+/// An unknown name or flag, or a failure to serve.
+pub async fn run_by_name(name: &str, mut args: Vec<String>) -> anyhow::Result<()> {
+    match name {
+        "notes" => {
+            serve::simple_with_args(
+                name,
+                "in-memory notes MCP server (tools: add_note, search, list_notes)",
+                args,
+                NotesServer::new,
+            )
+            .await
+        }
+        "units" => {
+            serve::simple_with_args(
+                name,
+                "unit converter MCP server (tools: convert, list_units)",
+                args,
+                UnitsServer::new,
+            )
+            .await
+        }
+        "docs" => {
+            serve::simple_with_args(
+                name,
+                "bundled docs MCP server (tools: search, read)",
+                args,
+                DocsServer::new,
+            )
+            .await
+        }
+        "test" => run_test_server(&mut args).await,
+        other => anyhow::bail!(
+            "unknown demo server {other:?}; choose one of {}",
+            NAMES.join(", ")
+        ),
+    }
+}
+
+/// Usage of the test server.
+pub const USAGE: &str = "pegboard-test-server: configurable MCP server for PegBoard liveness tests
+
+USAGE:
+    pegboard-test-server [OPTIONS]
+
+OPTIONS:
+    --http IP:PORT     serve streamable HTTP at http://IP:PORT/mcp instead of stdio
+    --extra-tools N    add N extra tools tool_0000.. (each echoes its name)
+    --page-size N      tools/list page size (0 = everything in one page; default 0)
+    --hang-list        never answer tools/list
+    -h, --help         print this help
+
+ENVIRONMENT:
+    PEGBOARD_TEST_EXIT_AFTER_MS=N   exit on its own (code 4) after N ms
+    RUST_LOG                        log filter (logs go to stderr; default warn)
+
+TOOLS: echo {text}, sleep {ms}, crash {} (exits with code 3), add_tool {name},
+       remove_tool {name}, pid {}";
+
+fn take_number(args: &mut Vec<String>, flag: &str) -> anyhow::Result<Option<usize>> {
+    let prefix = format!("{flag}=");
+    let Some(i) = args
+        .iter()
+        .position(|a| a == flag || a.starts_with(&prefix))
+    else {
+        return Ok(None);
+    };
+    let raw = if args[i] == flag {
+        if i + 1 >= args.len() {
+            anyhow::bail!("{flag} needs a number");
+        }
+        let v = args.remove(i + 1);
+        args.remove(i);
+        v
+    } else {
+        let v = args[i][prefix.len()..].to_string();
+        args.remove(i);
+        v
+    };
+    raw.parse()
+        .map(Some)
+        .with_context(|| format!("{flag}: not a number: {raw:?}"))
+}
+
+async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
+    let mut args = std::mem::take(args);
+    if serve::wants_help(&args) {
+        eprintln!("{USAGE}");
+        return Ok(());
+    }
+    let mode = serve::take_mode(&mut args)?;
+    let mut options = TestServerOptions {
+        exit_on_crash: true,
+        ..TestServerOptions::default()
+    };
+    if let Some(n) = take_number(&mut args, "--extra-tools")? {
+        options.extra_tools = n;
+    }
+    if let Some(n) = take_number(&mut args, "--page-size")? {
+        options.page_size = n;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--hang-list") {
+        args.remove(i);
+        options.hang_list = true;
+    }
+    if let Some(extra) = args.first() {
+        anyhow::bail!("unexpected argument {extra:?} (see --help)");
+    }
+    serve::init_logging();
+
+    if let Ok(raw) = std::env::var("PEGBOARD_TEST_EXIT_AFTER_MS") {
+        let ms: u64 = raw
+            .trim()
+            .parse()
+            .with_context(|| format!("PEGBOARD_TEST_EXIT_AFTER_MS: not a number: {raw:?}"))?;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            tracing::warn!(
+                ms,
+                "PEGBOARD_TEST_EXIT_AFTER_MS elapsed: exiting with code 4"
+            );
+            std::process::exit(4);
+        });
+    }
+
+    tracing::info!(?options, "starting pegboard-test-server");
+    serve::run(TestServer::new(options), mode).await
+}
