@@ -46,7 +46,10 @@ HTTP guards: with --token (or PEGBOARD_TOKEN) every request needs `Authorization
 a request whose Origin is not http(s)://localhost, 127.0.0.1 or [::1] (any port) or an --allow-origin
 value gets 403; the Host header must be loopback, the bind address, or an --allow-host value.
 
-Ctrl-C or SIGTERM (or the client closing stdin) shuts every server down cleanly.";
+Ctrl-C or SIGTERM (or the client closing stdin) shuts every server down cleanly.
+SIGHUP reloads the config file: added servers start, removed ones stop, changed ones restart with their new
+settings, unchanged ones keep running untouched; clients get tools/list_changed. A config that does not load
+is reported and changes nothing.";
 
 const TOOLS_HELP: &str = "\
 Examples:
@@ -163,7 +166,8 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stateless: bool,
 
-    /// Do not restart a server that exits (by default it is restarted with backoff and its tools come back).
+    /// Do not restart a server that exits (by default it is restarted with backoff and its tools come back;
+    /// with this flag, a SIGHUP reload starts it again).
     #[arg(long)]
     pub no_restart: bool,
 }

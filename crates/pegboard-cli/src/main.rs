@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod connect;
 mod http;
+mod reload;
 mod supervise;
 
 use std::io::IsTerminal;

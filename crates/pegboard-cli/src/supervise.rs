@@ -3,15 +3,20 @@
 //! One task per server that started: it waits until the board says the service closed (the process
 //! exited or the connection dropped), removes it (clients get `tools/list_changed`), then reconnects with
 //! an exponential backoff (1 s doubling to 60 s; back to 1 s once a run lasted a minute) and re-registers.
+//!
+//! Each task has its own [`Supervised`] handle, so a config reload can stop one server's supervisor
+//! without touching the others.
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use pegboard::PegBoard;
-use tokio::task::JoinSet;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, ServerConfig};
-use crate::connect::{self, Started, StderrTail};
+use crate::config::ServerConfig;
+use crate::connect::{self, StderrTail};
 
 /// First wait before a restart.
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
@@ -20,35 +25,125 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// A run this long resets the backoff.
 const HEALTHY_RUN: Duration = Duration::from_secs(60);
 
-/// Start one supervisor per server that is on the board. Cancel `ct` (and await the set) before
-/// shutting the board down, so nothing is restarted during shutdown.
-pub fn spawn_all(
-    board: &PegBoard,
-    config: &Config,
-    started: &Started,
+/// Where a supervised server is on the board right now: `None` while it is down (between its removal and a
+/// successful restart). Shared between the supervisor, which changes it on every restart, and its owner.
+#[derive(Clone, Default)]
+struct SharedIndex(Arc<Mutex<Option<usize>>>);
+
+impl SharedIndex {
+    fn get(&self) -> Option<usize> {
+        // Only plain values are stored: a panic while holding the lock cannot leave it half-written.
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set(&self, index: Option<usize>) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = index;
+    }
+}
+
+/// The handle of one server's supervisor.
+pub struct Supervised {
+    ct: CancellationToken,
+    task: JoinHandle<()>,
+    index: SharedIndex,
+}
+
+impl Supervised {
+    /// The server's current board index (`None` while it is down and waiting for a restart).
+    pub fn index(&self) -> Option<usize> {
+        self.index.get()
+    }
+
+    /// Stop the supervisor and wait until it has stopped; returns where the server is on the board then,
+    /// for the caller to remove it. Once this returns nothing will register the server again.
+    pub async fn stop(self) -> Option<usize> {
+        self.ct.cancel();
+        if let Err(e) = self.task.await {
+            tracing::warn!("a supervisor task ended abnormally: {e}");
+        }
+        self.index.get()
+    }
+}
+
+/// The supervisors of one `pegboard serve`: starts one per server, and stops them all at the end.
+pub struct Supervisors {
+    board: PegBoard,
     handshake_timeout: Duration,
-    ct: &CancellationToken,
-) -> JoinSet<()> {
-    let mut set = JoinSet::new();
-    for (outcome, server) in started.outcomes.iter().zip(&config.servers) {
-        let Some(index) = outcome.index else { continue };
-        let job = Supervisor {
+    /// Parent of every supervisor's token: cancelling it stops them all at once.
+    ct: CancellationToken,
+    /// A clone lives in every supervisor task until it ends, so [`stop_all`](Self::stop_all) can wait for
+    /// all of them, also ones whose [`Supervised`] handle was dropped (a reload cut short by shutdown).
+    alive: mpsc::Sender<()>,
+    all_ended: mpsc::Receiver<()>,
+}
+
+impl Supervisors {
+    /// No supervisors yet; servers restarted by them get `handshake_timeout` to answer.
+    pub fn new(board: &PegBoard, handshake_timeout: Duration) -> Self {
+        // Nothing is ever sent: the channel only tells when the last sender (task) is gone.
+        let (alive, all_ended) = mpsc::channel(1);
+        Self {
             board: board.clone(),
+            handshake_timeout,
+            ct: CancellationToken::new(),
+            alive,
+            all_ended,
+        }
+    }
+
+    /// Start supervising `server`, which is on the board at `index`.
+    pub fn spawn(
+        &self,
+        server: &ServerConfig,
+        index: usize,
+        stderr: Option<StderrTail>,
+    ) -> Supervised {
+        let ct = self.ct.child_token();
+        let shared = SharedIndex::default();
+        shared.set(Some(index));
+        let job = Supervisor {
+            board: self.board.clone(),
             server: server.clone(),
             index,
-            stderr: outcome.stderr.clone(),
-            handshake_timeout,
+            shared: shared.clone(),
+            stderr,
+            handshake_timeout: self.handshake_timeout,
             ct: ct.clone(),
         };
-        set.spawn(job.run());
+        let alive = self.alive.clone();
+        let task = tokio::spawn(async move {
+            job.run().await;
+            drop(alive);
+        });
+        Supervised {
+            ct,
+            task,
+            index: shared,
+        }
     }
-    set
+
+    /// Stop every supervisor and wait until all have ended. Call it before shutting the board down, so
+    /// nothing is restarted during shutdown.
+    pub async fn stop_all(self) {
+        let Self {
+            ct,
+            alive,
+            mut all_ended,
+            ..
+        } = self;
+        ct.cancel();
+        drop(alive);
+        // `None` once every task has dropped its sender, that is, has ended.
+        while all_ended.recv().await.is_some() {}
+    }
 }
 
 struct Supervisor {
     board: PegBoard,
     server: ServerConfig,
     index: usize,
+    /// `index` as the owner sees it; kept equal to it while the server is on the board.
+    shared: SharedIndex,
     stderr: Option<StderrTail>,
     handshake_timeout: Duration,
     ct: CancellationToken,
@@ -74,6 +169,7 @@ impl Supervisor {
                 backoff = BACKOFF_MIN;
             }
             let removed = self.board.remove_service(self.index).unwrap_or(0);
+            self.shared.set(None);
             tracing::warn!(
                 "{name}: stopped (process exited or connection dropped); {removed} tool{} removed, restarting in \
                  {}s{tail}",
@@ -125,7 +221,10 @@ impl Supervisor {
         let conn = connect::connect(&self.server, self.handshake_timeout).await?;
         let stderr = conn.stderr.clone();
         let added = connect::register(&self.board, &self.server, conn).await?;
+        // No await between the registration and here: a cancellation cannot slip in and leave the owner
+        // unaware of a service that is on the board.
         self.index = added.index;
+        self.shared.set(Some(added.index));
         self.stderr = stderr;
         Ok(added.tools)
     }

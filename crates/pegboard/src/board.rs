@@ -515,6 +515,30 @@ impl PegBoard {
             .collect()
     }
 
+    /// Every tool as an MCP tool object, as the gateway's `tools/list` sends them: board names,
+    /// and the owning namespace in `_meta` under [`NAMESPACE_META_KEY`](crate::export::NAMESPACE_META_KEY).
+    ///
+    /// ```
+    /// assert!(pegboard::PegBoard::new().mcp_tools().is_empty());
+    /// ```
+    pub fn mcp_tools(&self) -> Vec<rmcp::model::Tool> {
+        self.snapshot()
+            .tools
+            .values()
+            .map(|entry| {
+                let mut tool = entry.tool.to_rmcp();
+                if let Some(ns) = &entry.namespace {
+                    let meta = tool.meta.get_or_insert_with(Default::default);
+                    meta.0.insert(
+                        crate::export::NAMESPACE_META_KEY.to_string(),
+                        serde_json::Value::String(ns.to_string()),
+                    );
+                }
+                tool
+            })
+            .collect()
+    }
+
     /// Every namespace on the board, in order of registration.
     ///
     /// ```

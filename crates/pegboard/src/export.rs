@@ -79,6 +79,9 @@ pub fn tools_json(provider: Provider, tools: &[Tool]) -> Result<Value, PegBoardE
     })
 }
 
+/// The `_meta` key that carries a tool's namespace to MCP clients.
+pub const NAMESPACE_META_KEY: &str = "pegboard/namespace";
+
 impl PegBoard {
     /// Every tool on the board in the provider's format; see [`tools_json`].
     ///

@@ -20,7 +20,7 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
         SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
@@ -31,8 +31,7 @@ use crate::{CallOptions, PegBoard, PegBoardError};
 
 /// How often a downstream session's notifier checks that its client is still there.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(30);
-/// The `_meta` key that carries a tool's namespace to clients.
-pub const NAMESPACE_META_KEY: &str = "pegboard/namespace";
+pub use crate::export::NAMESPACE_META_KEY;
 
 /// A [`PegBoard`] as an rmcp [`ServerHandler`]. Clones are cheap and share the board.
 #[derive(Clone)]
@@ -70,21 +69,6 @@ impl BoardServer {
     pub fn board(&self) -> &PegBoard {
         &self.board
     }
-
-    fn tools(&self) -> Vec<Tool> {
-        self.board
-            .get_all_tools()
-            .iter()
-            .map(|tool| {
-                let mut out = tool.to_rmcp();
-                if let Some(ns) = self.board.namespace_of(tool.name()) {
-                    let meta = out.meta.get_or_insert_with(Default::default);
-                    meta.0.insert(NAMESPACE_META_KEY.to_string(), json!(ns));
-                }
-                out
-            })
-            .collect()
-    }
 }
 
 /// Board errors as MCP answers: a bad request is a protocol error; a tool that could not be
@@ -120,7 +104,7 @@ impl ServerHandler for BoardServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        Ok(ListToolsResult::with_all_items(self.board.mcp_tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -140,7 +124,13 @@ impl ServerHandler for BoardServer {
             .call_tool_with(&request.name, arguments, CallOptions::default());
         tokio::select! {
             outcome = call => match outcome {
-                Ok(result) => Ok(result.into()),
+                Ok(mut result) => {
+                    // The upstream answered on its own connection, maybe of an older protocol
+                    // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
+                    // strips it again for legacy clients.
+                    result.result_type = Some(ResultType::COMPLETE);
+                    Ok(result.into())
+                }
                 Err(error) => to_response(&request.name, error),
             },
             // The client cancelled: dropping the board's call cancels it upstream too.

@@ -12,6 +12,7 @@ use super::{Loaded, fill_board, shutdown_signal};
 use crate::cli::ServeArgs;
 use crate::connect::{Progress, Started};
 use crate::http::{HttpOptions, MCP_PATH, router};
+use crate::reload::{self, Fleet, Hangup};
 
 /// How long open HTTP connections get to finish after a shutdown signal.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
@@ -32,6 +33,10 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         None => None,
     };
 
+    // Listen for SIGHUP before anything starts: from then on it no longer kills the gateway, and one sent
+    // during startup triggers a reload right after it.
+    let mut hangup = Hangup::listen();
+
     // A signal while servers start drops the half-filled board: its children are killed with it.
     let loaded = tokio::select! {
         loaded = fill_board(&args.config, progress) => loaded?,
@@ -43,43 +48,44 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         config,
     } = loaded;
     let summary = summary(board.tool_count(), &started);
-
-    let supervisors_ct = CancellationToken::new();
-    let mut supervisors = if args.no_restart {
-        tokio::task::JoinSet::new()
-    } else {
-        crate::supervise::spawn_all(
-            &board,
-            &config,
-            &started,
-            args.config.startup_timeout,
-            &supervisors_ct,
-        )
-    };
+    let mut fleet = Fleet::new(
+        &board,
+        &config,
+        started,
+        args.config.startup_timeout,
+        !args.no_restart,
+    );
 
     let server = BoardServer::new(board.clone()).with_info("pegboard", env!("CARGO_PKG_VERSION"));
-    let result = match listener {
-        None => {
-            if progress == Progress::Stderr {
-                eprintln!("pegboard: serving {summary} over stdio");
+    let serving = async {
+        match listener {
+            None => {
+                if progress == Progress::Stderr {
+                    eprintln!("pegboard: serving {summary} over stdio");
+                }
+                serve_stdio(server).await
             }
-            serve_stdio(server).await
+            Some(listener) => {
+                let options = HttpOptions {
+                    bind: args.http,
+                    token: args.token.clone(),
+                    allow_origins: args.allow_origin.clone(),
+                    allow_hosts: args.allow_host.clone(),
+                    stateless: args.stateless,
+                };
+                serve_http(server, listener, &options, &summary, progress).await
+            }
         }
-        Some(listener) => {
-            let options = HttpOptions {
-                bind: args.http,
-                token: args.token.clone(),
-                allow_origins: args.allow_origin.clone(),
-                allow_hosts: args.allow_host.clone(),
-                stateless: args.stateless,
-            };
-            serve_http(server, listener, &options, &summary, progress).await
-        }
+    };
+    // Reloads run beside the serving, never in its way; when serving ends, a reload under way is dropped
+    // (what it started is on the board or dies with its dropped connection, and is shut down below).
+    let result = tokio::select! {
+        r = serving => r,
+        never = reload::on_hangup(&mut fleet, &mut hangup, &config.source, progress) => match never {},
     };
 
     // Stop the supervisors first, so nothing is restarted while the board shuts down.
-    supervisors_ct.cancel();
-    while supervisors.join_next().await.is_some() {}
+    fleet.shutdown().await;
     board.shutdown().await;
     tracing::debug!("all servers shut down");
     result.map(|()| 0)

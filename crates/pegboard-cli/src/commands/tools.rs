@@ -34,11 +34,7 @@ fn render(board: &PegBoard, format: Format) -> Result<String> {
     let provider = match format {
         Format::Table => return Ok(table(board)),
         Format::Json => {
-            let tools: Vec<rmcp::model::Tool> = board
-                .get_all_tools()
-                .iter()
-                .map(rmcp::model::Tool::from)
-                .collect();
+            let tools = board.mcp_tools();
             return Ok(serde_json::to_string_pretty(&tools)? + "\n");
         }
         Format::Openai => Provider::OpenAi,

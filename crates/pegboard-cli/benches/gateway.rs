@@ -1,0 +1,85 @@
+//! `tools/call` latency and throughput through the gateway versus straight to the same backend.
+//!
+//! Both paths use the same rmcp client over stdio, in the same run: `direct` talks to the test
+//! server (`pegboard demo-server test`), `gateway` talks to `pegboard serve`, which routes the call
+//! to its own child running the same server. Target: gateway <= 1.2x the direct latency.
+
+use std::{process::Stdio, time::Duration};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rmcp::{
+    ServiceExt,
+    model::CallToolRequestParams,
+    transport::{ConfigureCommandExt, TokioChildProcess},
+};
+
+type Client = rmcp::service::RunningService<
+    rmcp::RoleClient,
+    Box<dyn rmcp::service::DynService<rmcp::RoleClient>>,
+>;
+
+const PEGBOARD: &str = env!("CARGO_BIN_EXE_pegboard");
+
+async fn spawn(args: &[&str]) -> Client {
+    let cmd = tokio::process::Command::new(PEGBOARD).configure(|c| {
+        c.args(args).kill_on_drop(true);
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn pegboard");
+    tokio::time::timeout(Duration::from_secs(60), ().into_dyn().serve(transport))
+        .await
+        .expect("handshake in time")
+        .expect("handshake")
+}
+
+fn calls(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = std::env::temp_dir().join(format!("pegboard-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("pegboard.json");
+    let body = serde_json::json!({"mcpServers": {"t": {"command": PEGBOARD, "args": ["demo-server", "test"]}}});
+    std::fs::write(&config, body.to_string()).expect("write config");
+    let config = config.to_string_lossy().into_owned();
+
+    let (direct, gateway) = rt.block_on(async {
+        (
+            spawn(&["demo-server", "test"]).await,
+            spawn(&["serve", "-q", "--config", &config]).await,
+        )
+    });
+    let arguments = serde_json::json!({"text": "hello"})
+        .as_object()
+        .cloned()
+        .expect("object");
+
+    let mut group = c.benchmark_group("tools_call_stdio");
+    group.throughput(Throughput::Elements(1));
+    group.measurement_time(Duration::from_secs(10));
+    for (label, client, tool) in [("direct", &direct, "echo"), ("gateway", &gateway, "t-echo")] {
+        group.bench_function(label, |b| {
+            b.to_async(&rt).iter(|| {
+                let params = CallToolRequestParams::new(tool).with_arguments(arguments.clone());
+                async move {
+                    let result = client.call_tool(params).await.expect("call");
+                    assert_ne!(result.is_error, Some(true));
+                    result
+                }
+            })
+        });
+    }
+    group.finish();
+    rt.block_on(async {
+        let _ = direct.cancel().await;
+        let _ = gateway.cancel().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, calls);
+criterion_main!(benches);

@@ -1,0 +1,344 @@
+//! `pegboard serve` reloads its config on SIGHUP: added servers start, removed ones stop, changed ones restart
+//! with their new config, unchanged ones keep running (same process), and clients get `tools/list_changed`.
+//! A config that does not load changes nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+/// How long anything here may take (servers start in well under a second; CI machines are slow).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Forwards each `notifications/tools/list_changed` into a channel.
+#[derive(Clone)]
+struct Listener(mpsc::UnboundedSender<()>);
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+}
+
+/// A running `pegboard serve --config F` over stdio, with its stderr collected.
+struct Gateway {
+    /// `None` once stopped.
+    client: Option<RunningService<RoleClient, Listener>>,
+    changes: mpsc::UnboundedReceiver<()>,
+    stderr: Arc<Mutex<String>>,
+    pid: u32,
+    config: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Gateway {
+    async fn start(config: &Value) -> Result<Self> {
+        Self::start_with(config, &[]).await
+    }
+
+    async fn start_with(config: &Value, flags: &[&str]) -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("pegboard.json");
+        write(&path, config)?;
+        let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+            c.arg("serve").arg("--config").arg(&path).args(flags);
+        });
+        let (transport, stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let pid = transport.id().context("the gateway has no pid")?;
+        let collected = Arc::new(Mutex::new(String::new()));
+        if let Some(mut stderr) = stderr {
+            let sink = Arc::clone(&collected);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock()
+                        .expect("stderr lock")
+                        .push_str(&String::from_utf8_lossy(&buf[..n]));
+                }
+            });
+        }
+        let (tx, changes) = mpsc::unbounded_channel();
+        let client = tokio::time::timeout(WAIT, Listener(tx).serve(transport))
+            .await
+            .context("handshake timed out")??;
+        Ok(Self {
+            client: Some(client),
+            changes,
+            stderr: collected,
+            pid,
+            config: path,
+            _dir: dir,
+        })
+    }
+
+    /// Replace the config file and send the gateway SIGHUP.
+    fn reload_with(&self, text: &str) -> Result<()> {
+        std::fs::write(&self.config, text)?;
+        let status = std::process::Command::new("kill")
+            .args(["-HUP", &self.pid.to_string()])
+            .status()?;
+        if !status.success() {
+            bail!("kill -HUP {} failed: {status}", self.pid);
+        }
+        Ok(())
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr lock").clone()
+    }
+
+    /// Wait until the gateway's stderr contains `needle`.
+    async fn wait_for_log(&self, needle: &str) -> Result<String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let log = self.stderr();
+            if log.contains(needle) {
+                return Ok(log);
+            }
+            if Instant::now() > deadline {
+                bail!("`{needle}` never appeared on the gateway's stderr:\n{log}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn client(&self) -> Result<&RunningService<RoleClient, Listener>> {
+        self.client.as_ref().context("the gateway was stopped")
+    }
+
+    async fn tool_names(&self) -> Result<Vec<String>> {
+        let listing = tokio::time::timeout(WAIT, self.client()?.list_all_tools())
+            .await
+            .context("tools/list timed out")??;
+        Ok(listing.iter().map(|t| t.name.to_string()).collect())
+    }
+
+    /// Wait until the tool list satisfies `ok`; returns it.
+    async fn wait_for_tools(&self, ok: impl Fn(&[String]) -> bool) -> Result<Vec<String>> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let names = self.tool_names().await?;
+            if ok(&names) {
+                return Ok(names);
+            }
+            if Instant::now() > deadline {
+                bail!("the tool list never got as expected: {names:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn call_text(&self, name: &str, args: Value) -> Result<(bool, String)> {
+        let Value::Object(args) = args else {
+            bail!("args must be an object")
+        };
+        let r = tokio::time::timeout(
+            WAIT,
+            self.client()?
+                .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)),
+        )
+        .await
+        .with_context(|| format!("{name} timed out"))??;
+        let text = r
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        Ok((r.is_error == Some(true), text))
+    }
+
+    async fn pid_of(&self, tool: &str) -> Result<String> {
+        let (failed, pid) = self.call_text(tool, json!({})).await?;
+        if failed || pid.is_empty() {
+            bail!("{tool} failed: {pid}");
+        }
+        Ok(pid)
+    }
+
+    /// Close the session: rmcp closes the gateway's stdin and waits for it to exit (SIGTERM, then SIGKILL,
+    /// if it does not); the gateway shuts its servers down on the way out.
+    async fn stop(mut self) -> Result<()> {
+        let client = self.client.take().context("stopped twice")?;
+        tokio::time::timeout(WAIT, client.cancel())
+            .await
+            .context("closing the session timed out")??;
+        Ok(())
+    }
+}
+
+impl Drop for Gateway {
+    /// A test that failed half-way: SIGTERM lets the gateway stop its own children before it goes.
+    fn drop(&mut self) {
+        if self.client.is_some() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &self.pid.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn write(path: &Path, config: &Value) -> Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(config)?)?;
+    Ok(())
+}
+
+fn has_prefix(names: &[String], prefix: &str) -> bool {
+    names.iter().any(|n| n.starts_with(prefix))
+}
+
+#[tokio::test]
+async fn sighup_adds_removes_restarts_changed_and_keeps_unchanged() -> Result<()> {
+    let mut gw = Gateway::start(&json!({"mcpServers": {
+        "t": common::demo_server("test", &[]),
+        "c": common::demo_server("test", &[]),
+        "notes": common::demo_server("notes", &[]),
+    }}))
+    .await?;
+    let names = gw.tool_names().await?;
+    assert!(
+        has_prefix(&names, "notes-") && !has_prefix(&names, "docs-"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "c-echo"), "{names:?}");
+    let t_pid = gw.pid_of("t-pid").await?;
+    let c_pid = gw.pid_of("c-pid").await?;
+    while gw.changes.try_recv().is_ok() {}
+
+    // t unchanged, c changed (a deny list), notes removed, docs added.
+    let mut c = common::demo_server("test", &[]);
+    c["deny"] = json!(["echo"]);
+    let next = json!({"mcpServers": {
+        "t": common::demo_server("test", &[]),
+        "c": c,
+        "docs": common::demo_server("docs", &[]),
+    }});
+    gw.reload_with(&serde_json::to_string_pretty(&next)?)?;
+
+    tokio::time::timeout(WAIT, gw.changes.recv())
+        .await
+        .context("no tools/list_changed after the reload")?
+        .context("the session closed")?;
+    let names = gw
+        .wait_for_tools(|n| has_prefix(n, "docs-") && n.iter().any(|n| n == "c-pid"))
+        .await?;
+    assert!(
+        !has_prefix(&names, "notes-"),
+        "notes must be gone: {names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n == "c-echo"),
+        "c's new deny list: {names:?}"
+    );
+    assert!(names.iter().any(|n| n == "t-echo"), "{names:?}");
+
+    assert_eq!(
+        gw.pid_of("t-pid").await?,
+        t_pid,
+        "the unchanged server was restarted"
+    );
+    assert_ne!(
+        gw.pid_of("c-pid").await?,
+        c_pid,
+        "the changed server kept its old process"
+    );
+    let (failed, text) = gw
+        .call_text("docs-read", json!({"id": "mcp-overview"}))
+        .await?;
+    assert!(!failed && !text.is_empty(), "{text}");
+    // The gateway answers an unknown tool with a protocol error (with close matches).
+    let gone = gw.call_text("notes-search", json!({"query": "x"})).await;
+    assert!(
+        gone.as_ref().map_or(true, |(failed, _)| *failed),
+        "a removed server's tool must fail: {gone:?}"
+    );
+
+    gw.wait_for_log("reload: +docs, -notes, ~c, 1 unchanged")
+        .await?;
+    gw.stop().await
+}
+
+#[tokio::test]
+async fn a_broken_config_on_sighup_changes_nothing() -> Result<()> {
+    let mut gw =
+        Gateway::start(&json!({"mcpServers": {"t": common::demo_server("test", &[])}})).await?;
+    let before = gw.tool_names().await?;
+    let t_pid = gw.pid_of("t-pid").await?;
+    while gw.changes.try_recv().is_ok() {}
+
+    // A trailing comma on line 2: the loader names file:line:col.
+    gw.reload_with("{\"mcpServers\": {\n  \"t\": {\"command\": \"x\",}\n}}")?;
+    let log = gw.wait_for_log("invalid config JSON").await?;
+    let at = format!("{}:2:", gw.config.display());
+    assert!(log.contains(&at), "the error must name {at}: {log}");
+    assert!(log.contains("keeping the 1 running server"), "{log}");
+
+    assert_eq!(gw.tool_names().await?, before);
+    assert_eq!(
+        gw.pid_of("t-pid").await?,
+        t_pid,
+        "a broken config must not restart anything"
+    );
+    let (failed, text) = gw
+        .call_text("t-echo", json!({"text": "still here"}))
+        .await?;
+    assert!(!failed && text.contains("still here"), "{text}");
+    assert!(
+        gw.changes.try_recv().is_err(),
+        "nothing changed, so no list_changed"
+    );
+
+    // Fixed again, the next SIGHUP applies it.
+    let fixed = json!({"mcpServers": {
+        "t": common::demo_server("test", &[]),
+        "units": common::demo_server("units", &[]),
+    }});
+    gw.reload_with(&serde_json::to_string_pretty(&fixed)?)?;
+    gw.wait_for_tools(|n| has_prefix(n, "units-")).await?;
+    assert_eq!(gw.pid_of("t-pid").await?, t_pid);
+    gw.wait_for_log("reload: +units, 1 unchanged").await?;
+    gw.stop().await
+}
+
+#[tokio::test]
+async fn with_no_restart_a_reload_starts_a_dead_server_again() -> Result<()> {
+    let config = json!({"mcpServers": {"t": common::demo_server("test", &[])}});
+    let gw = Gateway::start_with(&config, &["--no-restart"]).await?;
+    let t_pid = gw.pid_of("t-pid").await?;
+    // The crash call itself fails one way or another; what matters is that nothing restarts it.
+    let _ = gw.call_text("t-crash", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(gw.pid_of("t-pid").await.is_err(), "t must stay down");
+
+    gw.reload_with(&serde_json::to_string_pretty(&config)?)?;
+    gw.wait_for_log("reload: +t (retry), 0 unchanged").await?;
+    let deadline = Instant::now() + WAIT;
+    let new_pid = loop {
+        if let Ok(pid) = gw.pid_of("t-pid").await {
+            break pid;
+        }
+        if Instant::now() > deadline {
+            bail!("t never came back:\n{}", gw.stderr());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_ne!(new_pid, t_pid);
+    gw.stop().await
+}
