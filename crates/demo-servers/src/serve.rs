@@ -71,7 +71,7 @@ pub fn wants_help(args: &[String]) -> bool {
 /// Serves `server` over stdio until stdin reaches EOF (or the service is cancelled).
 pub async fn serve_stdio<S: ServerHandler>(server: S) -> anyhow::Result<()> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::stdio_pipes())
         .await
         .context("MCP initialization over stdio failed")?;
     let reason = running.waiting().await?;

@@ -3,6 +3,9 @@
 //! Both paths use the same rmcp client over stdio, in the same run: `direct` talks to the test
 //! server (`pegboard demo-server test`), `gateway` talks to `pegboard serve`, which routes the call
 //! to its own child running the same server. Target: gateway <= 1.2x the direct latency.
+//!
+//! `echo` does no work, so it shows the whole cost of the extra hop (one more stdio round trip);
+//! `work_1ms` is a tool that takes a millisecond, closer to what real tools take.
 
 use std::{process::Stdio, time::Duration};
 
@@ -53,15 +56,21 @@ fn calls(c: &mut Criterion) {
             spawn(&["serve", "-q", "--config", &config]).await,
         )
     });
-    let arguments = serde_json::json!({"text": "hello"})
-        .as_object()
-        .cloned()
-        .expect("object");
+    let object = |value: serde_json::Value| value.as_object().cloned().expect("object");
+    let echo = object(serde_json::json!({"text": "hello"}));
+    // A tool that works for 1 ms, as a real one does: what the hop costs relative to real calls.
+    let work = object(serde_json::json!({"ms": 1}));
 
     let mut group = c.benchmark_group("tools_call_stdio");
     group.throughput(Throughput::Elements(1));
     group.measurement_time(Duration::from_secs(10));
-    for (label, client, tool) in [("direct", &direct, "echo"), ("gateway", &gateway, "t-echo")] {
+    let cases = [
+        ("echo/direct", &direct, "echo", &echo),
+        ("echo/gateway", &gateway, "t-echo", &echo),
+        ("work_1ms/direct", &direct, "sleep", &work),
+        ("work_1ms/gateway", &gateway, "t-sleep", &work),
+    ];
+    for (label, client, tool, arguments) in cases {
         group.bench_function(label, |b| {
             b.to_async(&rt).iter(|| {
                 let params = CallToolRequestParams::new(tool).with_arguments(arguments.clone());

@@ -114,7 +114,7 @@ fn summary(tools: usize, started: &Started) -> String {
 
 async fn serve_stdio(server: BoardServer) -> Result<()> {
     let serving = async move {
-        let running = match server.serve(rmcp::transport::stdio()).await {
+        let running = match server.serve(rmcp::transport::stdio_pipes()).await {
             Ok(r) => r,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin closed before an MCP client connected");
