@@ -112,3 +112,130 @@ async fn a_servers_list_changed_reaches_the_board() -> Result<()> {
     client.cancel().await?;
     Ok(())
 }
+
+/// The pids of the processes whose parent is `parent` and that are zombies (state `Z`).
+fn zombie_children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+            let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+            let mut fields = rest.split_whitespace();
+            let state = fields.next();
+            let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+            state == Some("Z") && ppid == Some(parent)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_without_zombies()
+-> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "t": common::demo_server("test", &[]),
+            "u": common::demo_server("units", &[])
+        }})
+        .to_string(),
+    )?;
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard")).configure(|c| {
+        c.arg("serve").arg("--config").arg(&config);
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()?;
+    let gateway_pid = transport.id().context("gateway pid")?;
+    let client =
+        tokio::time::timeout(Duration::from_secs(30), ().into_dyn().serve(transport)).await??;
+
+    let (_, pid_before) = call_text(&client, "t-pid", json!({})).await?;
+    let in_flight = {
+        let peer = client.peer().clone();
+        tokio::spawn(async move {
+            let args = json!({"ms": 20_000})
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            peer.call_tool(CallToolRequestParams::new("t-sleep").with_arguments(args))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let killed_at = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-9", pid_before.trim()])
+        .status()?;
+    assert!(status.success(), "kill -9 {pid_before}");
+
+    // The call in flight ends with an error, fast.
+    let outcome = tokio::time::timeout(Duration::from_secs(1), in_flight)
+        .await
+        .context("the in-flight call to the killed server did not end within 1 s")??;
+    let failed = match outcome {
+        Err(_) => true,
+        Ok(result) => result.is_error == Some(true),
+    };
+    assert!(failed, "a call to a killed server must fail");
+    assert!(killed_at.elapsed() < Duration::from_secs(1));
+
+    // The other namespace answers while `t` is down.
+    let (failed, text) = call_text(
+        &client,
+        "u-convert",
+        json!({"value": 1, "from": "mi", "to": "km"}),
+    )
+    .await?;
+    assert!(!failed && text.contains("1.609344"), "{text}");
+
+    // `t` comes back (new process) and routes again.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if Instant::now() > deadline {
+            bail!("t never came back");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Ok((false, pid)) = call_text(&client, "t-pid", json!({})).await
+            && pid != pid_before
+        {
+            break;
+        }
+    }
+    let (failed, text) = call_text(&client, "t-echo", json!({"text": "back"})).await?;
+    assert!(!failed && text == "back", "{text}");
+
+    // The killed child was reaped by the gateway: no zombie children.
+    let zombies = zombie_children(gateway_pid);
+    assert!(
+        zombies.is_empty(),
+        "zombie children of the gateway: {zombies:?}"
+    );
+    client.cancel().await?;
+    Ok(())
+}
+
+#[test]
+fn the_zombie_check_sees_a_real_zombie() -> Result<()> {
+    // A child that exits and is not waited for stays a zombie: the check must see it.
+    let mut child = std::process::Command::new("true").spawn()?;
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !zombie_children(std::process::id()).contains(&pid) {
+        if Instant::now() > deadline {
+            bail!("zombie {pid} not seen");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait()?;
+    assert!(!zombie_children(std::process::id()).contains(&pid));
+    Ok(())
+}

@@ -54,6 +54,12 @@ fn routing(c: &mut Criterion) {
     c.bench_function("get_tool_route/10k_tools", |b| {
         b.iter(|| black_box(board.get_tool_route(black_box("bench-tool_5000"))))
     });
+    c.bench_function("tool_count/10k_tools", |b| {
+        b.iter(|| black_box(board.tool_count()))
+    });
+    c.bench_function("route/10k_tools", |b| {
+        b.iter(|| black_box(board.route(black_box("bench-tool_5000"))))
+    });
     c.bench_function("get_tool/10k_tools", |b| {
         b.iter(|| black_box(board.get_tool(black_box("bench-tool_5000"))))
     });
@@ -95,7 +101,9 @@ fn calls(c: &mut Criterion) {
     let arguments = json!({"text": "hello"});
     let object = arguments.as_object().cloned().expect("object");
     let mut group = c.benchmark_group("call_tool");
-    group.measurement_time(Duration::from_secs(8));
+    group
+        .measurement_time(Duration::from_secs(15))
+        .sample_size(200);
     group.bench_function("direct_peer", |b| {
         b.to_async(&rt).iter(|| {
             let params = CallToolRequestParams::new("echo").with_arguments(object.clone());

@@ -161,6 +161,16 @@ impl PegBoardBuilder {
     }
 }
 
+/// Where a call goes: see [`PegBoard::route`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Route {
+    /// The index of the service that answers the call.
+    pub service: usize,
+    /// The tool's name at that service.
+    pub original: Arc<str>,
+}
+
 /// What [`PegBoard::add_service_with`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -449,7 +459,22 @@ impl PegBoard {
         self.snapshot()
             .tools
             .get(tool_name)
-            .map(|e| (e.service, e.original.to_string()))
+            .map(|e| (e.service, String::from(&*e.original)))
+    }
+
+    /// [`get_tool_route`](Self::get_tool_route) without allocating: the original name is shared.
+    ///
+    /// For hot paths that route many calls (a gateway, an agent loop), this avoids the `String`
+    /// that the seed signature of `get_tool_route` has to allocate on every lookup.
+    ///
+    /// ```
+    /// assert!(pegboard::PegBoard::new().route("web-search").is_none());
+    /// ```
+    pub fn route(&self, tool_name: &str) -> Option<Route> {
+        self.snapshot().tools.get(tool_name).map(|e| Route {
+            service: e.service,
+            original: Arc::clone(&e.original),
+        })
     }
 
     /// The namespace that owns `tool_name`, if the tool is on the board and has one.
@@ -466,7 +491,7 @@ impl PegBoard {
         self.snapshot()
             .namespaces
             .get(namespace)
-            .map(|names| names.iter().map(|n| n.to_string()).collect())
+            .map(|names| names.iter().map(|n| String::from(&**n)).collect())
             .unwrap_or_default()
     }
 
@@ -498,7 +523,7 @@ impl PegBoard {
         self.snapshot()
             .tools
             .keys()
-            .map(|n| n.to_string())
+            .map(|n| String::from(&**n))
             .collect()
     }
 
@@ -531,7 +556,7 @@ impl PegBoard {
                     let meta = tool.meta.get_or_insert_with(Default::default);
                     meta.0.insert(
                         crate::export::NAMESPACE_META_KEY.to_string(),
-                        serde_json::Value::String(ns.to_string()),
+                        serde_json::Value::String(String::from(&**ns)),
                     );
                 }
                 tool
@@ -548,7 +573,7 @@ impl PegBoard {
         self.snapshot()
             .namespaces
             .keys()
-            .map(|n| n.to_string())
+            .map(|n| String::from(&**n))
             .collect()
     }
 
@@ -805,7 +830,7 @@ impl PegBoard {
                 namespace: namespace(),
             });
         }
-        let mut params = CallToolRequestParams::new(original.to_string());
+        let mut params = CallToolRequestParams::new(String::from(&*original));
         params.arguments = arguments;
         let call = slot.peer.call_tool(params);
         let timeout = options

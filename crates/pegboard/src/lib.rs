@@ -82,7 +82,7 @@ mod tool;
 pub mod tokio_usage {}
 
 pub use board::{
-    Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder,
+    Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder, Route,
 };
 pub use error::PegBoardError;
 pub use naming::NamingPolicy;

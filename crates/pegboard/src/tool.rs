@@ -144,7 +144,7 @@ impl Tool {
     /// The tool as rmcp's model type, named as on the board.
     pub fn to_rmcp(&self) -> rmcp::model::Tool {
         let mut tool = rmcp::model::Tool::clone(&self.inner.spec);
-        tool.name = Cow::Owned(self.inner.name.to_string());
+        tool.name = Cow::Owned(String::from(&*self.inner.name));
         tool
     }
 }
@@ -160,7 +160,7 @@ impl From<Tool> for rmcp::model::Tool {
         let Inner { name, spec } = Arc::unwrap_or_clone(tool.inner);
         let mut spec = Arc::unwrap_or_clone(spec);
         if *spec.name != *name {
-            spec.name = Cow::Owned(name.to_string());
+            spec.name = Cow::Owned(String::from(&*name));
         }
         spec
     }
