@@ -440,24 +440,26 @@ mod tests {
         assert!(msg.contains("not found on PATH"), "{msg}");
     }
 
-    #[tokio::test]
-    async fn a_crashing_server_shows_its_stderr() {
-        let server = ServerConfig {
-            name: "crash".into(),
-            namespace: Some("crash".into()),
+    /// A stdio server that is a shell script.
+    fn sh_server(name: &str, script: &str) -> ServerConfig {
+        ServerConfig {
+            name: name.into(),
+            namespace: Some(name.into()),
             transport: Transport::Stdio {
                 command: "sh".into(),
-                args: vec![
-                    "-c".into(),
-                    "echo 'boom: missing API key' >&2; exit 3".into(),
-                ],
+                args: vec!["-c".into(), script.into()],
                 env: Default::default(),
                 cwd: None,
             },
             allow: None,
             deny: vec![],
             timeout: None,
-        };
+        }
+    }
+
+    #[tokio::test]
+    async fn a_crashing_server_shows_its_stderr() {
+        let server = sh_server("crash", "echo 'boom: missing API key' >&2; exit 3");
         let msg = format!(
             "{:#}",
             connect(&server, Duration::from_secs(5))
@@ -474,19 +476,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_silent_server_times_out() {
-        let server = ServerConfig {
-            name: "mute".into(),
-            namespace: Some("mute".into()),
-            transport: Transport::Stdio {
-                command: "sh".into(),
-                args: vec!["-c".into(), "echo waiting >&2; sleep 30".into()],
-                env: Default::default(),
-                cwd: None,
-            },
-            allow: None,
-            deny: vec![],
-            timeout: None,
-        };
+        let server = sh_server("mute", "echo waiting >&2; sleep 30");
         let msg = format!(
             "{:#}",
             connect(&server, Duration::from_millis(500))

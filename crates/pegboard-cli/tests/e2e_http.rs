@@ -28,13 +28,8 @@ async fn spawn(dir: &std::path::Path, extra: &[&str]) -> Result<(tokio::process:
     let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
     let url = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = stderr.next_line().await? {
-            if let Some(rest) = line.split(" at ").nth(1)
-                && let Some(url) = rest
-                    .split_whitespace()
-                    .next()
-                    .filter(|u| u.starts_with("http://"))
-            {
-                return Ok(url.to_string());
+            if let Some(url) = common::serving_url(&line) {
+                return Ok(url);
             }
         }
         bail!("pegboard exited before serving")
@@ -74,12 +69,7 @@ async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> 
     let result = client
         .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
         .await?;
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
+    let text = common::first_text(&result);
     assert_eq!(text, "2 kg = 2000 g");
 
     let pid = child.id().context("pid")?;
@@ -115,12 +105,7 @@ async fn serve_http_stateless_answers_without_sessions() -> Result<()> {
     let result = client
         .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
         .await?;
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
+    let text = common::first_text(&result);
     assert_eq!(text, "1 ft = 12 in");
     Ok(())
 }

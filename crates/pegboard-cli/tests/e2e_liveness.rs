@@ -42,12 +42,7 @@ async fn call_text(client: &Client, name: &str, args: Value) -> Result<(bool, St
     let r = client
         .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
         .await?;
-    let text = r
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
+    let text = common::first_text(&r);
     Ok((r.is_error == Some(true), text))
 }
 

@@ -155,12 +155,7 @@ impl Gateway {
         )
         .await
         .with_context(|| format!("{name} timed out"))??;
-        let text = r
-            .content
-            .first()
-            .and_then(|c| c.as_text())
-            .map(|t| t.text.clone())
-            .unwrap_or_default();
+        let text = common::first_text(&r);
         Ok((r.is_error == Some(true), text))
     }
 

@@ -39,12 +39,7 @@ async fn serve_stdio_lists_and_calls_through_rmcp() -> Result<()> {
         .call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
         .await?;
     assert_ne!(result.is_error, Some(true));
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
+    let text = common::first_text(&result);
     assert!(text.contains("6.213712"), "{text}");
 
     client.cancel().await?;

@@ -189,13 +189,8 @@ impl HttpGateway {
         let url = tokio::time::timeout(Duration::from_secs(60), async {
             while let Some(line) = stderr.next_line().await? {
                 seen.lock().unwrap().push_str(&format!("{line}\n"));
-                if let Some(rest) = line.split(" at ").nth(1)
-                    && let Some(url) = rest
-                        .split_whitespace()
-                        .next()
-                        .filter(|u| u.starts_with("http://"))
-                {
-                    return Ok(url.to_string());
+                if let Some(url) = common::serving_url(&line) {
+                    return Ok(url);
                 }
             }
             bail!("pegboard exited before serving")

@@ -11,32 +11,17 @@ use serde_json::json;
 
 async fn demo_board() -> PegBoard {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("t".into()), connect(TestServer::default()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
+    common::add(&board, "t", TestServer::default()).await;
     board
 }
 
 #[tokio::test]
 async fn call_tool_reaches_the_right_server_under_the_original_name() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("a-b".into()), connect(FixedTools::named(&["c"])).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("a".into()), connect(FixedTools::named(&["b"])).await)
-        .await
-        .unwrap();
+    common::add(&board, "a-b", FixedTools::named(&["c"])).await;
+    common::add(&board, "a", FixedTools::named(&["b"])).await;
     let result = board.call_tool("a-b-c", json!({"k": 1})).await.unwrap();
     assert_eq!(text(&result), r#"c: {"k":1}"#);
     let result = board.call_tool("a-b", json!(null)).await.unwrap();

@@ -10,17 +10,13 @@ use std::{
     time::Duration,
 };
 
-use common::connect;
 use demo_servers::UnitsServer;
 use pegboard::{PegBoard, Tool};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn register_and_unregister_while_reading_keeps_every_listed_name_routable() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     let schema = Arc::clone(board.get_tool("units-convert").unwrap().input_schema());
     let stop = Arc::new(AtomicBool::new(false));
 

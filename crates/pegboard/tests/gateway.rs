@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{connect, text};
+use common::text;
 use demo_servers::{NotesServer, UnitsServer};
 use pegboard::{PegBoard, server::BoardServer};
 use rmcp::{
@@ -42,14 +42,8 @@ fn args(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> 
 #[tokio::test]
 async fn a_client_sees_the_merged_board_and_calls_route_through_it() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
     let (client, _changes) = gateway(board.clone()).await;
 
     let info = client.peer_info().unwrap();
@@ -83,10 +77,7 @@ async fn a_client_sees_the_merged_board_and_calls_route_through_it() {
 #[tokio::test]
 async fn an_unknown_tool_is_a_protocol_error_naming_close_matches() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
     let (client, _changes) = gateway(board).await;
     let err = client
         .call_tool(CallToolRequestParams::new("search"))
@@ -108,17 +99,11 @@ async fn an_unknown_tool_is_a_protocol_error_naming_close_matches() {
 #[tokio::test]
 async fn board_changes_reach_the_client_as_list_changed() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
     let (client, mut changes) = gateway(board.clone()).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 3);
 
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     tokio::time::timeout(Duration::from_secs(2), changes.recv())
         .await
         .expect("list_changed")

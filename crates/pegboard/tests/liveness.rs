@@ -15,10 +15,7 @@ async fn a_slow_call_times_out_and_is_cancelled_at_the_server() {
         .call_timeout(Duration::from_millis(100))
         .build();
     let server = TestServer::default();
-    board
-        .add_service(Some("t".into()), connect(server.clone()).await)
-        .await
-        .unwrap();
+    common::add(&board, "t", server.clone()).await;
     let started = Instant::now();
     let err = board
         .call_tool("t-sleep", json!({"ms": 5_000}))
@@ -50,10 +47,7 @@ async fn call_options_override_the_board_timeout() {
     let board = PegBoard::builder()
         .call_timeout(Duration::from_secs(30))
         .build();
-    board
-        .add_service(Some("t".into()), connect(TestServer::default()).await)
-        .await
-        .unwrap();
+    common::add(&board, "t", TestServer::default()).await;
     let options = CallOptions::new().timeout(Duration::from_millis(50));
     let err = board
         .call_tool_with("t-sleep", json!({"ms": 2_000}), options)
@@ -77,10 +71,7 @@ async fn a_server_that_never_lists_fails_add_service_with_timeout_and_changes_no
     let board = PegBoard::builder()
         .discovery_timeout(Duration::from_millis(200))
         .build();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     let before = fingerprint(&board);
     let hanging = TestServer::new(TestServerOptions::default().hang_list(true));
     let started = Instant::now();
@@ -99,10 +90,7 @@ async fn a_server_that_never_lists_fails_add_service_with_timeout_and_changes_no
 #[tokio::test]
 async fn calls_to_a_dead_service_fail_at_once_with_service_closed() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     let server = connect_killable(TestServer::default()).await;
     board
         .add_service(Some("t".into()), server.service)
@@ -201,10 +189,7 @@ async fn a_tool_added_at_run_time_becomes_callable_without_a_restart() {
 async fn refresh_namespace_swaps_in_the_servers_current_tools() {
     let board = PegBoard::new();
     let server = TestServer::default();
-    board
-        .add_service(Some("t".into()), connect(server.clone()).await)
-        .await
-        .unwrap();
+    common::add(&board, "t", server.clone()).await;
     let mut changes = board.subscribe();
     changes.mark_unchanged();
 

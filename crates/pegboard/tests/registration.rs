@@ -11,10 +11,7 @@ use pegboard::{NamingPolicy, PegBoard, PegBoardError, ServiceOptions, Tool};
 #[tokio::test]
 async fn add_service_prefixes_every_tool_with_the_namespace() {
     let board = PegBoard::new();
-    let count = board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
+    let count = common::add(&board, "notes", NotesServer::new()).await;
     assert_eq!(count, 3);
     let mut names = board.list_all_tools();
     names.sort();
@@ -36,14 +33,8 @@ async fn add_service_prefixes_every_tool_with_the_namespace() {
 #[tokio::test]
 async fn seed_example_two_search_tools_stay_apart() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("web_search".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("file_search".into()), connect(DocsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "web_search", NotesServer::new()).await;
+    common::add(&board, "file_search", DocsServer::new()).await;
     assert_eq!(
         board.get_tool_route("web_search-search"),
         Some((0, "search".to_string()))
@@ -79,10 +70,7 @@ async fn none_or_empty_namespace_keeps_names() {
 async fn add_service_follows_every_page() {
     let board = PegBoard::new();
     let server = TestServer::new(TestServerOptions::default().extra_tools(45).page_size(10));
-    let count = board
-        .add_service(Some("t".into()), connect(server.clone()).await)
-        .await
-        .unwrap();
+    let count = common::add(&board, "t", server.clone()).await;
     assert_eq!(count, 45 + demo_servers::testing::BASE_TOOLS.len());
     assert!(
         server.list_calls() >= 6,
@@ -95,14 +83,8 @@ async fn add_service_follows_every_page() {
 #[tokio::test]
 async fn add_service_with_clash_changes_nothing() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("web".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "web", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
     let before = fingerprint(&board);
 
     // Same namespace, a server that also has `search`: `web-search` is taken.
@@ -125,10 +107,7 @@ async fn add_service_with_clash_changes_nothing() {
 async fn namespaces_containing_the_separator_cannot_shadow_each_other() {
     // `a-b` + `c` and `a` + `b-c` both want `a-b-c`: the second is refused, never routed by a split.
     let board = PegBoard::new();
-    board
-        .add_service(Some("a-b".into()), connect(FixedTools::named(&["c"])).await)
-        .await
-        .unwrap();
+    common::add(&board, "a-b", FixedTools::named(&["c"])).await;
     let before = fingerprint(&board);
     let err = board
         .add_service(
@@ -202,14 +181,8 @@ async fn invalid_namespaces_are_refused_with_the_board_unchanged() {
 #[tokio::test]
 async fn select_tools_is_all_or_nothing_in_the_order_asked() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
     let picked = board
         .select_tools(&["units-convert", "notes-search"])
         .unwrap();
@@ -221,14 +194,8 @@ async fn select_tools_is_all_or_nothing_in_the_order_asked() {
 #[tokio::test]
 async fn namespace_reads_list_only_that_namespace() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
     let mut units = board.list_tools_in_namespace("units");
     units.sort();
     assert_eq!(units, ["units-convert", "units-list_units"]);
@@ -242,10 +209,7 @@ async fn namespace_reads_list_only_that_namespace() {
 #[tokio::test]
 async fn register_tool_routes_to_the_given_service_under_the_original_name() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     let convert = board.get_tool("units-convert").unwrap();
     let tool = Tool::new(
         "convert",
@@ -285,18 +249,9 @@ async fn register_tool_routes_to_the_given_service_under_the_original_name() {
 #[tokio::test]
 async fn unregister_tool_and_namespace_remove_exactly_what_they_name() {
     let board = PegBoard::new();
-    board
-        .add_service(Some("notes".into()), connect(NotesServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
-    board
-        .add_service(Some("docs".into()), connect(DocsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "notes", NotesServer::new()).await;
+    common::add(&board, "units", UnitsServer::new()).await;
+    common::add(&board, "docs", DocsServer::new()).await;
     let order_before: Vec<String> = board.list_all_tools();
 
     board.unregister_tool("notes-search").unwrap();
@@ -326,10 +281,7 @@ async fn unregister_tool_and_namespace_remove_exactly_what_they_name() {
         board.get_tool_route("docs-read"),
         Some((2, "read".to_string()))
     );
-    board
-        .add_service(Some("units".into()), connect(UnitsServer::new()).await)
-        .await
-        .unwrap();
+    common::add(&board, "units", UnitsServer::new()).await;
     assert_eq!(
         board.get_tool_route("units-convert"),
         Some((3, "convert".to_string()))

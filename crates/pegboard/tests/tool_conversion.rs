@@ -4,7 +4,6 @@ mod common;
 
 use std::sync::Arc;
 
-use common::connect;
 use pegboard::{PegBoard, Tool};
 use rmcp::model::{Icon, JsonObject, MetaObject, ToolAnnotations};
 use serde_json::json;
@@ -95,10 +94,7 @@ async fn a_board_tool_converts_back_under_its_board_name_with_everything_else_in
         }
     }
     let board = PegBoard::new();
-    board
-        .add_service(Some("web".into()), connect(One(rich_tool())).await)
-        .await
-        .unwrap();
+    common::add(&board, "web", One(rich_tool())).await;
     let tool = board.get_tool("web-search").unwrap();
     assert_eq!(tool.source_name(), "search");
     let mut expected = rich_tool();

@@ -28,3 +28,20 @@ pub fn write_demo_config(dir: &Path) -> PathBuf {
     std::fs::write(&path, config.to_string()).expect("write config");
     path
 }
+
+/// The text of a tool result's first content block ("" if it has none).
+pub fn first_text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+/// The URL in the gateway's `serving ... at http://ADDR/mcp` line on stderr, if this is that line.
+pub fn serving_url(line: &str) -> Option<String> {
+    let rest = line.split(" at ").nth(1)?;
+    let url = rest.split_whitespace().next()?;
+    url.starts_with("http://").then(|| url.to_string())
+}

@@ -27,6 +27,18 @@ pub async fn connect<S: ServerHandler>(server: S) -> BoxedService {
         .expect("client handshake")
 }
 
+/// Connect `server` and add it to `board` under `namespace`; returns the tool count.
+pub async fn add<S: ServerHandler>(
+    board: &pegboard::PegBoard,
+    namespace: &str,
+    server: S,
+) -> usize {
+    board
+        .add_service(Some(namespace.into()), connect(server).await)
+        .await
+        .expect("add_service")
+}
+
 /// Like [`connect`], with pegboard's watching client, and the options to follow list_changed.
 pub async fn connect_watched<S: ServerHandler>(server: S) -> (BoxedService, ServiceOptions) {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
