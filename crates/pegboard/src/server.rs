@@ -29,9 +29,10 @@ use serde_json::json;
 
 use crate::{CallOptions, PegBoard, PegBoardError};
 
+pub use crate::export::NAMESPACE_META_KEY;
+
 /// How often a downstream session's notifier checks that its client is still there.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(30);
-pub use crate::export::NAMESPACE_META_KEY;
 
 /// A [`PegBoard`] as an rmcp [`ServerHandler`]. Clones are cheap and share the board.
 #[derive(Clone)]
