@@ -1,7 +1,7 @@
 //! [`PegBoard`]: the registry of tools and the router of calls.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, MutexGuard, PoisonError, Weak, atomic::Ordering},
     time::Duration,
 };
@@ -338,13 +338,13 @@ impl PegBoard {
         options: &ServiceOptions,
     ) -> Result<Vec<Pending>, PegBoardError> {
         let mut pending: Vec<Pending> = Vec::with_capacity(tools.len());
-        let mut by_name: HashMap<Arc<str>, ()> = HashMap::with_capacity(tools.len());
+        let mut names: HashSet<Arc<str>> = HashSet::with_capacity(tools.len());
         for tool in tools {
             if !options.admits(&tool.name) {
                 continue;
             }
             let p = self.pending(namespace, Tool::from(tool), Origin::Discovered)?;
-            if by_name.insert(Arc::clone(&p.name), ()).is_some() {
+            if !names.insert(Arc::clone(&p.name)) {
                 return Err(PegBoardError::DuplicateTool {
                     name: p.name.to_string(),
                     namespace: namespace.map(|ns| ns.to_string()),
@@ -620,18 +620,8 @@ impl PegBoard {
             });
         }
         let mut next = Registry::clone(&current);
-        let mut removed_services = Vec::new();
-        for (index, slot) in next.services.iter_mut().enumerate() {
-            if slot
-                .as_ref()
-                .is_some_and(|s| s.namespace.as_deref() == Some(namespace))
-            {
-                if let Some(slot) = slot.take() {
-                    slot.stop_watching();
-                }
-                removed_services.push(index);
-            }
-        }
+        let removed_services =
+            next.take_services(|_, slot| slot.namespace.as_deref() == Some(namespace));
         let before = next.tools.len();
         next.tools.retain(|_, e| {
             e.namespace.as_deref() != Some(namespace) && !removed_services.contains(&e.service)
@@ -649,34 +639,37 @@ impl PegBoard {
     /// [`PegBoardError::UnknownService`].
     pub fn remove_service(&self, index: usize) -> Result<usize, PegBoardError> {
         let _writing = self.lock_writes();
-        let current = self.snapshot();
-        if current.service(index).is_none() {
+        if self.snapshot().service(index).is_none() {
             return Err(PegBoardError::UnknownService { index });
         }
-        let mut next = Registry::clone(&current);
-        if let Some(slot) = next.services[index].take() {
-            slot.stop_watching();
+        Ok(self.remove_services_where(|i, _| i == index).1)
+    }
+
+    /// Remove every service whose transport has closed, with its tools, in one step; returns
+    /// their indices.
+    pub fn remove_closed_services(&self) -> Vec<usize> {
+        let _writing = self.lock_writes();
+        self.remove_services_where(|_, slot| slot.state() == crate::ServiceState::Closed)
+            .0
+    }
+
+    /// Remove the services `remove` picks and every tool routed to them, in one snapshot; returns
+    /// their indices and the number of tools removed. The caller holds the write lock.
+    fn remove_services_where(
+        &self,
+        remove: impl Fn(usize, &ServiceSlot) -> bool,
+    ) -> (Vec<usize>, usize) {
+        let mut next = Registry::clone(&self.snapshot());
+        let taken = next.take_services(remove);
+        if taken.is_empty() {
+            return (taken, 0);
         }
         let before = next.tools.len();
-        next.tools.retain(|_, e| e.service != index);
+        next.tools.retain(|_, e| !taken.contains(&e.service));
         let removed = before - next.tools.len();
         next.reindex();
         self.commit(next);
-        Ok(removed)
-    }
-
-    /// Remove every service whose transport has closed, with its tools; returns their indices.
-    pub fn remove_closed_services(&self) -> Vec<usize> {
-        let closed: Vec<usize> = self
-            .services()
-            .into_iter()
-            .filter(|s| s.state == crate::ServiceState::Closed)
-            .map(|s| s.index)
-            .collect();
-        closed
-            .into_iter()
-            .filter(|index| self.remove_service(*index).is_ok())
-            .collect()
+        (taken, removed)
     }
 
     /// Number of tools on the board.
@@ -740,9 +733,9 @@ impl PegBoard {
             .cloned()
             .ok_or(PegBoardError::UnknownService { index })?;
         // Hold only the closed signal, not the slot: waiting must not keep the service alive.
-        let mut closed = slot.closed.clone();
+        let closed = slot.closed();
         drop(slot);
-        let _ = closed.wait_for(|closed| *closed).await;
+        closed.await;
         Ok(())
     }
 
@@ -999,7 +992,7 @@ impl PegBoard {
             slot.stop();
             closing.spawn(async move {
                 // rmcp gives a child process 3 s to exit on EOF, then signals it: 8 s covers that.
-                let _ = tokio::time::timeout(SHUTDOWN_WAIT, slot.wait_closed()).await;
+                let _ = tokio::time::timeout(SHUTDOWN_WAIT, slot.closed()).await;
             });
         }
         while closing.join_next().await.is_some() {}

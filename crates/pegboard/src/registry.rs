@@ -42,6 +42,24 @@ impl Registry {
         self.services.get(index).and_then(Option::as_ref)
     }
 
+    /// Take the services that `remove` picks out of the snapshot (each stops once no call in
+    /// flight holds it any more) and return their indices; the holes keep other indices stable.
+    pub(crate) fn take_services(
+        &mut self,
+        remove: impl Fn(usize, &ServiceSlot) -> bool,
+    ) -> Vec<usize> {
+        let mut taken = Vec::new();
+        for (index, place) in self.services.iter_mut().enumerate() {
+            if place.as_ref().is_some_and(|slot| remove(index, slot)) {
+                if let Some(slot) = place.take() {
+                    slot.stop_watching();
+                }
+                taken.push(index);
+            }
+        }
+        taken
+    }
+
     /// The namespace that owns a board name, for error messages.
     pub(crate) fn owner_of(&self, name: &str) -> Option<Option<String>> {
         self.tools

@@ -18,10 +18,10 @@ pub(crate) struct ServiceSlot {
     /// `DynService` are not `Send` enough for `tokio::spawn` (see DESIGN.md, "A trap in rmcp 3.x").
     pub(crate) peer: Peer<RoleClient>,
     /// Stops the service; taken and used when the slot goes (or at shutdown). The
-    /// `RunningService` itself is owned by a task that awaits its end and flips `closed`.
+    /// `RunningService` itself is owned by a task that awaits its end and flips `ended`.
     pub(crate) stop: Mutex<Option<RunningServiceCancellationToken>>,
     /// Becomes `true` when the service's connection has ended, for whatever reason.
-    pub(crate) closed: watch::Receiver<bool>,
+    pub(crate) ended: watch::Receiver<bool>,
     pub(crate) options: ServiceOptions,
     /// Bumped by each refresh; a refresh that finds it moved on was overtaken and drops its result.
     pub(crate) refresh_generation: AtomicU64,
@@ -41,17 +41,17 @@ impl ServiceSlot {
     ) -> Self {
         let peer = service.peer().clone();
         let stop = service.cancellation_token();
-        let (closed_tx, closed) = watch::channel(false);
+        let (ended_tx, ended) = watch::channel(false);
         tokio::spawn(async move {
             let reason = service.waiting().await;
             tracing::debug!(?reason, "service connection ended");
-            closed_tx.send_replace(true);
+            ended_tx.send_replace(true);
         });
         Self {
             namespace,
             peer,
             stop: Mutex::new(Some(stop)),
-            closed,
+            ended,
             options,
             refresh_generation: AtomicU64::new(0),
             watcher: Mutex::new(None),
@@ -59,7 +59,7 @@ impl ServiceSlot {
     }
 
     pub(crate) fn state(&self) -> ServiceState {
-        if *self.closed.borrow() || self.peer.is_transport_closed() {
+        if *self.ended.borrow() || self.peer.is_transport_closed() {
             ServiceState::Closed
         } else {
             ServiceState::Running
@@ -80,11 +80,14 @@ impl ServiceSlot {
         }
     }
 
-    /// Resolves once the service's connection has ended.
-    pub(crate) async fn wait_closed(&self) {
-        let mut closed = self.closed.clone();
-        // An error means the owning task is gone, which it only is once the service ended.
-        let _ = closed.wait_for(|closed| *closed).await;
+    /// A future that resolves once the service's connection has ended. It holds only the
+    /// signal, not the slot, so waiting never keeps the service alive.
+    pub(crate) fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut ended = self.ended.clone();
+        async move {
+            // An error means the owning task is gone, which it only is once the service ended.
+            let _ = ended.wait_for(|ended| *ended).await;
+        }
     }
 
     pub(crate) fn stop_watching(&self) {
