@@ -1,0 +1,375 @@
+//! The MCP feature matrix (issue 9, PASSTHROUGH.md §10): the official Python SDK client (`mcp` 2.3,
+//! legacy and auto mode) and TypeScript SDK client (`@modelcontextprotocol/sdk` 1.32.2), over stdio
+//! and streamable HTTP, against `@modelcontextprotocol/server-everything` directly and through
+//! `pegboard serve` (registered as namespace `everything`). For every feature, the gateway's result
+//! must equal the direct one: same `ok`, same `value` (the clients decode PegBoard's names and URIs
+//! back, and fail a feature whose names are not namespaced as expected).
+//!
+//! The clients are `tests/clients/{python/features.py,ts/features.mjs}`: one JSON line per feature,
+//! each with its own deadline inside the client, so no test waits on a sleep. One test per
+//! client × transport prints a per-feature table and fails naming the features that differ.
+//! Third-party pieces come from `scripts/setup-test-deps.sh` (`target/test-deps`, or
+//! `$PEGBOARD_TEST_DEPS`); when they are missing the tests fail and say so.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// One client run: 26 features, each with a deadline of at most 30 s inside the client.
+const RUN: Duration = Duration::from_secs(300);
+/// Until a spawned server says where it listens.
+const START: Duration = Duration::from_secs(60);
+const NAMESPACE: &str = "everything";
+const HINT: &str =
+    "run `scripts/setup-test-deps.sh` (or point PEGBOARD_TEST_DEPS at an installed copy)";
+
+/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps`.
+fn test_deps() -> PathBuf {
+    match std::env::var_os("PEGBOARD_TEST_DEPS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
+    }
+}
+
+fn installed(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "missing third-party test dependency {}: {HINT}",
+        path.display()
+    );
+    path
+}
+
+fn everything() -> PathBuf {
+    installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
+}
+
+fn clients_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    Python(&'static str),
+    Ts,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Transport {
+    Stdio,
+    Http,
+}
+
+/// One feature line of a client run.
+#[derive(Debug, Clone)]
+struct Feature {
+    ok: bool,
+    value: Value,
+    detail: Value,
+}
+
+/// Everything a client run printed, by feature, and its stderr (for failure messages).
+struct Run {
+    features: BTreeMap<String, Feature>,
+    order: Vec<String>,
+    stderr: String,
+}
+
+/// Run the client with `target_args` (`[--namespace NS] stdio CMD ARGS..` or `.. http URL`).
+async fn run_client(sdk: Sdk, target_args: &[String]) -> Result<Run> {
+    let mut command = match sdk {
+        Sdk::Python(mode) => {
+            let mut c =
+                tokio::process::Command::new(installed(test_deps().join("venv/bin/python")));
+            c.arg(clients_dir().join("python/features.py"))
+                .args(["--mode", mode])
+                .env("PYTHONUNBUFFERED", "1");
+            c
+        }
+        Sdk::Ts => {
+            let modules = test_deps().join("node/node_modules");
+            installed(modules.join("@modelcontextprotocol/sdk/package.json"));
+            let mut c = tokio::process::Command::new("node");
+            c.arg(clients_dir().join("ts/features.mjs"))
+                .arg("--node-modules")
+                .arg(modules);
+            c
+        }
+    };
+    command
+        .args(target_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let child = command
+        .spawn()
+        .with_context(|| format!("spawn the {sdk:?} client (is node/python installed?)"))?;
+    let out = tokio::time::timeout(RUN, child.wait_with_output())
+        .await
+        .with_context(|| format!("{sdk:?} client {target_args:?} ran over {RUN:?}"))??;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut run = Run {
+        features: BTreeMap::new(),
+        order: Vec::new(),
+        stderr,
+    };
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).with_context(|| {
+            format!(
+                "client printed a non-JSON line: {line}\nstderr:\n{}",
+                run.stderr
+            )
+        })?;
+        let name = v["feature"]
+            .as_str()
+            .context("line without feature")?
+            .to_owned();
+        let feature = Feature {
+            ok: v["ok"] == json!(true),
+            value: v["value"].clone(),
+            detail: v["detail"].clone(),
+        };
+        run.order.push(name.clone());
+        run.features.insert(name, feature);
+    }
+    if run.features.is_empty() {
+        bail!(
+            "{sdk:?} client printed no feature ({}); stderr:\n{}",
+            out.status,
+            run.stderr
+        );
+    }
+    Ok(run)
+}
+
+/// A child process that printed a line telling where it serves, its stderr drained in the background.
+struct Served {
+    _child: tokio::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn serve_until(
+    mut command: tokio::process::Command,
+    dir: tempfile::TempDir,
+    url_of: impl Fn(&str) -> Option<String>,
+) -> Result<Served> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
+    let url = tokio::time::timeout(START, async {
+        while let Some(line) = stderr.next_line().await? {
+            if let Some(url) = url_of(&line) {
+                return Ok(url);
+            }
+        }
+        bail!("exited before serving")
+    })
+    .await
+    .context("no line saying where it serves")??;
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    Ok(Served {
+        _child: child,
+        url,
+        _dir: dir,
+    })
+}
+
+/// server-everything over streamable HTTP on a free port (it takes `PORT` and prints it).
+async fn everything_http() -> Result<Served> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let mut command = tokio::process::Command::new(everything());
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    serve_until(command, tempfile::tempdir()?, move |line| {
+        line.contains("listening on port")
+            .then(|| format!("http://127.0.0.1:{port}/mcp"))
+    })
+    .await
+}
+
+/// A config with server-everything (stdio) as namespace `everything`.
+fn gateway_config(dir: &Path) -> Result<PathBuf> {
+    let config = json!({"mcpServers": {NAMESPACE: {"command": everything(), "args": ["stdio"]}}});
+    let path = dir.join("pegboard.json");
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+/// `pegboard serve --http 127.0.0.1:0` in front of server-everything.
+async fn gateway_http() -> Result<Served> {
+    let dir = tempfile::tempdir()?;
+    let config = gateway_config(dir.path())?;
+    let mut command = tokio::process::Command::new(common::pegboard());
+    command
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(config);
+    serve_until(command, dir, common::serving_url).await
+}
+
+fn strings(items: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<String> {
+    items
+        .iter()
+        .map(|s| s.as_ref().to_string_lossy().into_owned())
+        .collect()
+}
+
+async fn direct(sdk: Sdk, transport: Transport) -> Result<Run> {
+    match transport {
+        Transport::Stdio => run_client(sdk, &strings(&[&"stdio", &everything(), &"stdio"])).await,
+        Transport::Http => {
+            let server = everything_http().await?;
+            run_client(sdk, &strings(&[&"http", &server.url])).await
+        }
+    }
+}
+
+async fn through_gateway(sdk: Sdk, transport: Transport) -> Result<Run> {
+    let ns = ["--namespace".to_owned(), NAMESPACE.to_owned()];
+    match transport {
+        Transport::Stdio => {
+            let dir = tempfile::tempdir()?;
+            let config = gateway_config(dir.path())?;
+            let target = strings(&[
+                &"stdio",
+                &common::pegboard(),
+                &"serve",
+                &"--config",
+                &config,
+            ]);
+            run_client(sdk, &[&ns[..], &target[..]].concat()).await
+        }
+        Transport::Http => {
+            let gateway = gateway_http().await?;
+            run_client(
+                sdk,
+                &[&ns[..], &strings(&[&"http", &gateway.url])[..]].concat(),
+            )
+            .await
+        }
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 160 {
+        format!(
+            "{}…",
+            &s[..s.char_indices().nth(160).map_or(s.len(), |(i, _)| i)]
+        )
+    } else {
+        s
+    }
+}
+
+/// Run both sides, print the table, fail listing every feature whose gateway result differs from
+/// the direct one (or that fails directly: then the client or the environment is broken).
+async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
+    let direct = direct(sdk, transport).await.context("direct run")?;
+    let gateway = through_gateway(sdk, transport)
+        .await
+        .context("run through pegboard")?;
+    let mut table = format!("{sdk:?} over {transport:?}: feature | direct | through pegboard\n");
+    let mut differ = Vec::new();
+    let mut broken = Vec::new();
+    let (mut same, mut total) = (0, 0);
+    for name in &direct.order {
+        let d = &direct.features[name];
+        let g = gateway.features.get(name);
+        let equal = g.is_some_and(|g| g.ok == d.ok && g.value == d.value);
+        total += 1;
+        let mark = |f: &Feature| if f.ok { "ok" } else { "FAIL" };
+        let _ = writeln!(
+            table,
+            "  {name:28} {:5} {:5} {}",
+            mark(d),
+            g.map_or("MISSING", mark),
+            if equal {
+                "same".to_owned()
+            } else {
+                format!(
+                    "DIFFERS: {}",
+                    g.map_or("no line".into(), |g| short(&g.detail))
+                )
+            }
+        );
+        if !d.ok {
+            broken.push(format!("{name}: fails directly: {}", short(&d.detail)));
+        } else if equal {
+            same += 1;
+        } else {
+            let g_value = g.map_or(Value::Null, |g| g.value.clone());
+            differ.push(format!(
+                "{name}\n    direct:  {}\n    gateway: {} ({})",
+                short(&d.value),
+                short(&g_value),
+                g.map_or("no line".into(), |g| short(&g.detail))
+            ));
+        }
+    }
+    let _ = writeln!(
+        table,
+        "  {same} of {total} features the same through pegboard"
+    );
+    println!("{table}");
+    if !broken.is_empty() || !differ.is_empty() {
+        bail!(
+            "{sdk:?} over {transport:?}: {} of {total} features differ through pegboard, {} fail directly\n{}\n{}\n--- client stderr through pegboard (tail)\n{}",
+            differ.len(),
+            broken.len(),
+            broken.join("\n"),
+            differ.join("\n"),
+            tail(&gateway.stderr, 40)
+        );
+    }
+    Ok(())
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[tokio::test]
+async fn python_legacy_stdio() -> Result<()> {
+    matrix(Sdk::Python("legacy"), Transport::Stdio).await
+}
+
+#[tokio::test]
+async fn python_legacy_http() -> Result<()> {
+    matrix(Sdk::Python("legacy"), Transport::Http).await
+}
+
+#[tokio::test]
+async fn python_auto_stdio() -> Result<()> {
+    matrix(Sdk::Python("auto"), Transport::Stdio).await
+}
+
+#[tokio::test]
+async fn python_auto_http() -> Result<()> {
+    matrix(Sdk::Python("auto"), Transport::Http).await
+}
+
+#[tokio::test]
+async fn typescript_stdio() -> Result<()> {
+    matrix(Sdk::Ts, Transport::Stdio).await
+}
+
+#[tokio::test]
+async fn typescript_http() -> Result<()> {
+    matrix(Sdk::Ts, Transport::Http).await
+}
