@@ -4,6 +4,7 @@
 pub mod config;
 pub mod connect;
 pub mod http;
+mod http_client;
 pub mod reload;
 pub mod server;
 pub mod supervise;
