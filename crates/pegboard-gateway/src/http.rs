@@ -26,7 +26,7 @@ pub struct HttpOptions {
     pub bind: Option<SocketAddr>,
     /// Require `Authorization: Bearer <token>`.
     pub token: Option<String>,
-    /// Extra allowed Origins, besides http(s)://localhost, 127.0.0.1 and [::1] on any port.
+    /// Extra allowed Origins, besides http(s)://localhost, 127.0.0.1 and `[::1]` on any port.
     pub allow_origins: Vec<String>,
     /// Extra allowed Host values.
     pub allow_hosts: Vec<String>,
