@@ -1,14 +1,22 @@
 //! Run a demo or test server by name, with its command-line flags: what the binaries do, as a
 //! library function, so that other binaries (the `pegboard demo-server` command) can embed them.
 
+#[cfg(feature = "testing")]
 use std::time::Duration;
 
+#[cfg(feature = "testing")]
 use anyhow::Context as _;
 
-use crate::{DocsServer, NotesServer, TestServer, TestServerOptions, UnitsServer, serve};
+use crate::{DocsServer, NotesServer, UnitsServer, serve};
+#[cfg(feature = "testing")]
+use crate::{TestServer, TestServerOptions};
 
 /// The names [`run_by_name`] knows.
+#[cfg(feature = "testing")]
 pub const NAMES: &[&str] = &["notes", "units", "docs", "test"];
+/// The names [`run_by_name`] knows.
+#[cfg(not(feature = "testing"))]
+pub const NAMES: &[&str] = &["notes", "units", "docs"];
 
 /// Serve the server called `name` (`notes`, `units`, `docs` or `test`) with these flags
 /// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`), until its
@@ -16,7 +24,9 @@ pub const NAMES: &[&str] = &["notes", "units", "docs", "test"];
 ///
 /// # Errors
 /// An unknown name or flag, or a failure to serve.
-pub async fn run_by_name(name: &str, mut args: Vec<String>) -> anyhow::Result<()> {
+pub async fn run_by_name(name: &str, args: Vec<String>) -> anyhow::Result<()> {
+    #[cfg(feature = "testing")]
+    let mut args = args;
     match name {
         "notes" => {
             serve::simple_with_args(
@@ -45,6 +55,7 @@ pub async fn run_by_name(name: &str, mut args: Vec<String>) -> anyhow::Result<()
             )
             .await
         }
+        #[cfg(feature = "testing")]
         "test" => run_test_server(&mut args).await,
         other => anyhow::bail!(
             "unknown demo server {other:?}; choose one of {}",
@@ -53,6 +64,7 @@ pub async fn run_by_name(name: &str, mut args: Vec<String>) -> anyhow::Result<()
     }
 }
 
+#[cfg(feature = "testing")]
 /// Usage of the test server.
 pub const USAGE: &str = "pegboard-test-server: configurable MCP server for PegBoard liveness tests
 
@@ -73,6 +85,7 @@ ENVIRONMENT:
 TOOLS: echo {text}, sleep {ms}, crash {} (exits with code 3), add_tool {name},
        remove_tool {name}, pid {}";
 
+#[cfg(feature = "testing")]
 fn take_number(args: &mut Vec<String>, flag: &str) -> anyhow::Result<Option<usize>> {
     let prefix = format!("{flag}=");
     let Some(i) = args
@@ -98,6 +111,7 @@ fn take_number(args: &mut Vec<String>, flag: &str) -> anyhow::Result<Option<usiz
         .with_context(|| format!("{flag}: not a number: {raw:?}"))
 }
 
+#[cfg(feature = "testing")]
 async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     let mut args = std::mem::take(args);
     if serve::wants_help(&args) {

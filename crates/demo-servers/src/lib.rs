@@ -7,7 +7,7 @@
 //! * [`NotesServer`]: an in-memory notes store (`add_note`, `search`, `list_notes`).
 //! * [`UnitsServer`]: a unit converter (`convert`, `list_units`).
 //! * [`DocsServer`]: a tiny bundled doc set (`search`, `read`).
-//! * [`TestServer`]: a configurable server for liveness, pagination, cancellation and
+//! * `TestServer` (feature `testing`): a configurable server for liveness, pagination, cancellation and
 //!   list_changed tests.
 #![deny(missing_docs)]
 
@@ -15,10 +15,12 @@ pub mod docs;
 pub mod launch;
 pub mod notes;
 pub mod serve;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod units;
 
 pub use docs::DocsServer;
 pub use notes::NotesServer;
+#[cfg(feature = "testing")]
 pub use testing::{TestServer, TestServerOptions};
 pub use units::UnitsServer;

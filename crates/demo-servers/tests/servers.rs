@@ -451,6 +451,7 @@ async fn test_server_binary_exit_after_env() {
 #[tokio::test]
 async fn streamable_http_serving() {
     use rmcp::transport::StreamableHttpClientTransport;
+    tls();
     let server = TestServer::default();
     let handle = demo_servers::serve::spawn_http(server.clone(), "127.0.0.1:0".parse().unwrap())
         .await
@@ -489,4 +490,10 @@ async fn streamable_http_serving() {
     handle.shutdown.cancel();
     docs.shutdown.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(5), handle.task).await;
+}
+
+/// rmcp's default HTTP client uses reqwest's rustls without a built-in crypto provider here (the
+/// workspace builds rustls with ring, not aws-lc): install ring's before making a client.
+fn tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }

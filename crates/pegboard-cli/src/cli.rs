@@ -107,7 +107,7 @@ pub enum Command {
     /// Show the board with the bundled demo servers and make a sample call.
     #[command(after_help = DEMO_HELP)]
     Demo(DemoArgs),
-    /// Serve one bundled demo server (notes, units, docs, test) over stdio: what `demo` starts.
+    /// Serve one bundled demo server (notes, units, docs; test with the `testing` feature) over stdio: what `demo` starts.
     #[command(hide = true)]
     DemoServer(DemoServerArgs),
 }

@@ -2,11 +2,8 @@
 
 mod cli;
 mod commands;
-mod config;
-mod connect;
-mod http;
-mod reload;
-mod supervise;
+
+use pegboard_gateway::{config, connect, http, reload};
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -60,8 +57,12 @@ fn main() {
 fn init_logging(verbose: u8) {
     let default = match verbose {
         // rmcp's worker logs a connection failure as ERROR; pegboard reports it better itself.
-        0 => "warn,pegboard=info,pegboard_cli=info,rmcp::transport::worker=off",
-        1 => "warn,pegboard=debug,pegboard_cli=debug,pegboard::server_stderr=debug",
+        0 => {
+            "warn,pegboard=info,pegboard_cli=info,pegboard_gateway=info,rmcp::transport::worker=off"
+        }
+        1 => {
+            "warn,pegboard=debug,pegboard_cli=debug,pegboard_gateway=debug,pegboard::server_stderr=debug"
+        }
         2 => "debug",
         _ => "trace",
     };

@@ -41,8 +41,15 @@ async fn spawn(dir: &std::path::Path, extra: &[&str]) -> Result<(tokio::process:
     Ok((child, url))
 }
 
+/// rmcp's default HTTP client uses reqwest's rustls without a built-in crypto provider here (the
+/// workspace builds rustls with ring, not aws-lc): install ring's before making a client.
+fn tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 #[tokio::test]
 async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> {
+    tls();
     let dir = tempfile::tempdir()?;
     let (mut child, url) = spawn(dir.path(), &["--token", "s3cret"]).await?;
 
@@ -94,6 +101,7 @@ async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> 
 
 #[tokio::test]
 async fn serve_http_stateless_answers_without_sessions() -> Result<()> {
+    tls();
     let dir = tempfile::tempdir()?;
     let (_child, url) = spawn(dir.path(), &["--stateless"]).await?;
     let client = ().into_dyn().serve(StreamableHttpClientTransport::from_uri(url.as_str())).await?;

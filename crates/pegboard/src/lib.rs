@@ -57,7 +57,7 @@
 //! - [`NamingPolicy`]: separators, LLM-safe names, stable hashes for long names.
 //! - [`export`]: the board's tools as OpenAI, Anthropic or Gemini JSON.
 //! - [`client`]: follow a server's `tools/list_changed`.
-//! - `server` (feature `server`): the board as one MCP server, for a gateway.
+//! - The board served as one MCP server (a gateway) lives in the `pegboard-gateway` crate.
 //! - [`tokio_usage`]: sharing a board between tasks, concurrent calls, registering while serving.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -72,8 +72,6 @@ pub mod naming;
 mod options;
 mod refresh;
 mod registry;
-#[cfg(feature = "server")]
-pub mod server;
 mod slot;
 mod suggest;
 mod tool;

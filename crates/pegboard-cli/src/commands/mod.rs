@@ -5,25 +5,14 @@ pub mod demo;
 pub mod serve;
 pub mod tools;
 
-use std::path::Path;
-
 use anyhow::{Result, bail};
 use pegboard::PegBoard;
 
 use crate::cli::ConfigArgs;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::connect::{self, Progress, Started};
 
-/// Locate and load the config, logging its warnings.
-pub fn load_config(explicit: Option<&Path>) -> Result<Config> {
-    let path = config::locate(explicit)?;
-    let cfg = config::load(&path)?;
-    for w in &cfg.warnings {
-        tracing::warn!("{w}");
-    }
-    tracing::debug!(config = %path.display(), servers = cfg.servers.len(), "config loaded");
-    Ok(cfg)
-}
+pub use pegboard_gateway::load_config;
 
 /// A board with every server of the config that could be started.
 pub struct Loaded {

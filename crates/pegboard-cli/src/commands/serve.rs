@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use pegboard::server::BoardServer;
+use axum::serve::ListenerExt;
+use pegboard_gateway::server::BoardServer;
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -170,6 +171,13 @@ async fn serve_http(
         tracing::info!("serving at http://{local}{MCP_PATH}");
     }
     let stop = ct.clone();
+    // Without TCP_NODELAY every small response on a keep-alive connection waits ~40 ms for Nagle's
+    // algorithm to give up on coalescing it.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown_signal().await;
         stop.cancel();

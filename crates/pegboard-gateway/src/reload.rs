@@ -313,7 +313,7 @@ pub async fn on_hangup(
         tracing::info!("SIGHUP: reloading {}", path.display());
         // The path `serve` resolved at startup, not a new search: the file being served is the one to
         // follow, even when another candidate location appears meanwhile.
-        let config = match crate::commands::load_config(Some(path)) {
+        let config = match crate::load_config(Some(path)) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(

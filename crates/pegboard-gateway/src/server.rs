@@ -9,7 +9,7 @@
 //! use rmcp::ServiceExt;
 //! let board = pegboard::PegBoard::new();
 //! // ... add services ...
-//! let server = pegboard::server::BoardServer::new(board).serve(rmcp::transport::stdio()).await?;
+//! let server = pegboard_gateway::server::BoardServer::new(board).serve(rmcp::transport::stdio()).await?;
 //! server.waiting().await?;
 //! # Ok(()) }
 //! ```
@@ -27,9 +27,9 @@ use rmcp::{
 };
 use serde_json::json;
 
-use crate::{CallOptions, PegBoard, PegBoardError};
+use pegboard::{CallOptions, PegBoard, PegBoardError};
 
-pub use crate::export::NAMESPACE_META_KEY;
+pub use pegboard::export::NAMESPACE_META_KEY;
 
 /// How often a downstream session's notifier checks that its client is still there.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(30);

@@ -6,12 +6,12 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::server::BoardServer;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use pegboard::server::BoardServer;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -26,7 +26,7 @@ pub struct HttpOptions {
     pub bind: Option<SocketAddr>,
     /// Require `Authorization: Bearer <token>`.
     pub token: Option<String>,
-    /// Extra allowed Origins, besides http(s)://localhost, 127.0.0.1 and [::1] on any port.
+    /// Extra allowed Origins, besides http(s)://localhost, 127.0.0.1 and `[::1]` on any port.
     pub allow_origins: Vec<String>,
     /// Extra allowed Host values.
     pub allow_hosts: Vec<String>,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use common::text;
 use demo_servers::{NotesServer, UnitsServer};
-use pegboard::{PegBoard, server::BoardServer};
+use pegboard::PegBoard;
+use pegboard_gateway::server::BoardServer;
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt, model::CallToolRequestParams,
     service::NotificationContext,

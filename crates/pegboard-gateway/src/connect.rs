@@ -240,7 +240,9 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             if !custom.is_empty() {
                 cfg = cfg.custom_headers(custom);
             }
-            let transport = StreamableHttpClientTransport::from_config(cfg);
+            let client =
+                crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
+            let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(handshake_timeout, handler.into_dyn().serve(transport)).await
             {
                 Ok(Ok(service)) => Ok(Connection {

@@ -1,0 +1,49 @@
+//! [`GatewayError`]: what went wrong, said to the person who wrote the config or runs the gateway.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Why the gateway could not start or serve.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// The config file could not be found, read or understood (the message names the file, and
+    /// line and column for a syntax error).
+    #[error("{0}")]
+    Config(String),
+    /// The config has no enabled server.
+    #[error("{}: no enabled servers; add one under `mcpServers`", path.display())]
+    NoServers {
+        /// The config file.
+        path: PathBuf,
+    },
+    /// Servers are configured but none of them started.
+    #[error("{which} (reasons logged above); fix {}", path.display())]
+    NoneStarted {
+        /// "the configured server did not start" or "none of the N configured servers started".
+        which: String,
+        /// The config file.
+        path: PathBuf,
+    },
+    /// The HTTP address could not be bound.
+    #[error("cannot listen on {addr} (is the port in use? pick another): {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// An HTTP front option is not valid (for example an allowed origin that is not an origin).
+    #[error("{0}")]
+    HttpOption(String),
+    /// Serving failed after it started.
+    #[error("{0}")]
+    Serve(String),
+}
+
+impl GatewayError {
+    /// An internal error chain, rendered whole (`a: b: c`).
+    pub(crate) fn config(e: &anyhow::Error) -> Self {
+        Self::Config(format!("{e:#}"))
+    }
+}

@@ -1,0 +1,70 @@
+//! The PegBoard gateway engine: the servers of an `mcpServers` config, started, supervised and
+//! put on one [`pegboard::PegBoard`], served as one MCP server over stdio or streamable HTTP, or
+//! mounted in your own axum app. The `pegboard` binary (crate `pegboard-cli`) is argument parsing and
+//! output over this crate.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), pegboard_gateway::GatewayError> {
+//! use std::time::Duration;
+//! use pegboard_gateway::{Gateway, HttpOptions};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! // Starts every server of ./pegboard.json (or the usual locations).
+//! let gateway = Gateway::from_path(None, Duration::from_secs(30)).await?;
+//! println!("{} tools", gateway.board().tool_count());
+//!
+//! // Serve it at http://127.0.0.1:8080/mcp until the token is cancelled ...
+//! let stop = CancellationToken::new();
+//! gateway.serve_http("127.0.0.1:8080".parse().unwrap(), &HttpOptions::default(), stop).await?;
+//! // ... or mount `gateway.router(&options, token)?` in your own axum app,
+//! // or `gateway.serve_stdio().await?`.
+//! gateway.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Where everything lives
+//! - [`Gateway`] (`gateway.rs`): start a config's servers on a board, serve it.
+//! - [`GatewayError`] (`error.rs`): why starting or serving failed, in the config user's terms.
+//! - [`config`]: locate and parse the `mcpServers` file (`${VAR}` expansion, per-server options).
+//! - [`connect`]: start one server (child process or streamable HTTP) and register it.
+//! - [`supervise`]: restart servers that die, with backoff.
+//! - [`reload`]: apply an edited config to running servers (SIGHUP).
+//! - [`server`]: [`BoardServer`], the board as an rmcp `ServerHandler`.
+//! - [`http`]: the streamable HTTP front and its guards (Origin, Host, bearer token).
+//! - `http_client.rs`: the client for upstream HTTP servers (rustls with ring, `TCP_NODELAY`).
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod config;
+pub mod connect;
+mod error;
+mod gateway;
+pub mod http;
+mod http_client;
+pub mod reload;
+pub mod server;
+pub mod supervise;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+pub use crate::config::Config;
+pub use crate::error::GatewayError;
+pub use crate::gateway::Gateway;
+pub use crate::http::{HttpOptions, MCP_PATH};
+pub use crate::server::BoardServer;
+
+/// Locate and load the config (`explicit`, or the first of the usual locations), logging its warnings.
+///
+/// # Errors
+/// The file is missing or not a valid config; the message names the file.
+pub fn load_config(explicit: Option<&Path>) -> Result<Config> {
+    let path = config::locate(explicit)?;
+    let cfg = config::load(&path)?;
+    for w in &cfg.warnings {
+        tracing::warn!("{w}");
+    }
+    tracing::debug!(config = %path.display(), servers = cfg.servers.len(), "config loaded");
+    Ok(cfg)
+}
