@@ -39,29 +39,37 @@ impl Analyzer {
     /// Calls `emit(term, is_form)` for each term of `text`, in order, at most `max_words` words.
     /// A word form (`is_form`) follows the word it comes from; it counts for no length.
     pub(crate) fn terms(&self, text: &str, max_words: usize, mut emit: impl FnMut(&str, bool)) {
-        let mut seen = 0;
-        let mut form = String::new();
-        split_words(text, |word| {
-            if seen >= max_words {
-                return false;
-            }
-            seen += 1;
-            if is_noise(word) {
-                return true;
-            }
-            match &self.stemmer {
-                Some(stemmer) => emit(&stemmer.stem(word), false),
-                None => emit(word, false),
-            }
-            if self.word_forms && word.chars().count() > FORM_PREFIX {
-                form.clear();
-                form.push('~');
-                form.extend(word.chars().take(FORM_PREFIX));
-                emit(&form, true);
-            }
-            true
-        });
+        words(text, max_words, |word| self.word_terms(word, &mut emit));
     }
+
+    /// Calls `emit(term, is_form)` for the term of one word from [`words`], then its form if any.
+    pub(crate) fn word_terms(&self, word: &str, mut emit: impl FnMut(&str, bool)) {
+        match &self.stemmer {
+            Some(stemmer) => emit(&stemmer.stem(word), false),
+            None => emit(word, false),
+        }
+        if self.word_forms && word.chars().count() > FORM_PREFIX {
+            let mut form = String::with_capacity(1 + 4 * FORM_PREFIX);
+            form.push('~');
+            form.extend(word.chars().take(FORM_PREFIX));
+            emit(&form, true);
+        }
+    }
+}
+
+/// Calls `visit` with each meaningful lowercase word of `text`, reading at most `max_words` words.
+pub(crate) fn words(text: &str, max_words: usize, mut visit: impl FnMut(&str)) {
+    let mut seen = 0;
+    split_words(text, |word| {
+        if seen >= max_words {
+            return false;
+        }
+        seen += 1;
+        if !is_noise(word) {
+            visit(word);
+        }
+        true
+    });
 }
 
 /// Pure numbers, single letters and stop words carry no meaning for choosing a tool.

@@ -11,9 +11,10 @@
 //! 2. then by BM25F over the tool name split into words (`get_weather`, `getWeather`,
 //!    `get-weather`, `weather.get`), title, description, namespace, parameter names and
 //!    parameter descriptions, with field weights and stemming;
-//! 3. with word forms (first letters of long words) and pseudo-relevance feedback against word
-//!    mismatch. The `search_recall` example measures each step on the Berkeley Function Calling
-//!    Leaderboard's tools.
+//! 3. with word forms (first letters of long words) against word mismatch; pseudo-relevance
+//!    feedback is available ([`SearchConfig::feedback`]) but off by default, since it lowers
+//!    recall@1 on the benchmark. The `search_recall` example measures each step on the Berkeley
+//!    Function Calling Leaderboard's tools.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -190,7 +191,12 @@ impl SearchIndex {
             return self.without_service(key);
         }
         let weights = self.inner.config.weights.as_array();
-        let segment = Arc::new(Segment::build(docs, &self.inner.analyzer, &weights));
+        let segment = Arc::new(Segment::build(
+            docs,
+            &self.inner.analyzer,
+            &weights,
+            self.inner.config.feedback,
+        ));
         let mut keys = self.inner.keys.clone();
         let mut segments = self.inner.segments.clone();
         match keys.binary_search(&key) {

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{
     ToolDoc,
-    analyze::Analyzer,
+    analyze::{Analyzer, words},
     config::{FIELDS, Field},
 };
 
@@ -46,7 +46,12 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    pub(crate) fn build(docs: Vec<ToolDoc>, analyzer: &Analyzer, weights: &[f32; FIELDS]) -> Self {
+    pub(crate) fn build(
+        docs: Vec<ToolDoc>,
+        analyzer: &Analyzer,
+        weights: &[f32; FIELDS],
+        forward: bool,
+    ) -> Self {
         let mut terms: HashMap<Arc<str>, u32, RandomState> = HashMap::default();
         let mut term_text: Vec<Arc<str>> = Vec::new();
         let mut names: HashMap<Box<str>, Vec<u32>, RandomState> = HashMap::default();
@@ -54,6 +59,7 @@ impl Segment {
         let mut len_sum = [0u64; FIELDS];
         // (term, doc, field) for every occurrence; sorted, it becomes the postings.
         let mut hits: Vec<(u32, u32, u8)> = Vec::new();
+        let mut cache: HashMap<Box<str>, (u32, Option<u32>), RandomState> = HashMap::default();
         for (doc, tool_doc) in (0u32..).zip(&docs) {
             for name in [tool_doc.tool.name(), &*tool_doc.original] {
                 let entry = names.entry(name.to_lowercase().into()).or_default();
@@ -64,21 +70,29 @@ impl Segment {
             let mut len = [0u16; FIELDS];
             for_each_field(tool_doc, |field, text| {
                 let f = field as usize;
-                analyzer.terms(text, MAX_FIELD_WORDS[f], |term, is_form| {
-                    if !is_form {
-                        len[f] = len[f].saturating_add(1);
-                    }
-                    let id = match terms.get(term) {
-                        Some(&id) => id,
+                words(text, MAX_FIELD_WORDS[f], |word| {
+                    len[f] = len[f].saturating_add(1);
+                    // Stemming is the costly part of indexing; a service repeats its words.
+                    let ids = match cache.get(word) {
+                        Some(ids) => *ids,
                         None => {
-                            let id = u32::try_from(term_text.len()).unwrap_or(u32::MAX);
-                            let text: Arc<str> = Arc::from(term);
-                            terms.insert(Arc::clone(&text), id);
-                            term_text.push(text);
-                            id
+                            let mut ids = (u32::MAX, None);
+                            analyzer.word_terms(word, |term, is_form| {
+                                let id = intern(&mut terms, &mut term_text, term);
+                                if is_form {
+                                    ids.1 = Some(id);
+                                } else {
+                                    ids.0 = id;
+                                }
+                            });
+                            cache.insert(word.into(), ids);
+                            ids
                         }
                     };
-                    hits.push((id, doc, field as u8));
+                    hits.push((ids.0, doc, field as u8));
+                    if let Some(form) = ids.1 {
+                        hits.push((form, doc, field as u8));
+                    }
                 });
             });
             for f in 0..FIELDS {
@@ -109,31 +123,12 @@ impl Segment {
             offsets.push(len_u32(post_doc.len()));
         }
 
-        // The forward index: the same pairs ordered by tool.
-        let mut pairs: Vec<(u32, u32, f32)> = Vec::with_capacity(post_doc.len());
-        for term in 0..term_text.len() {
-            let (start, end) = (offsets[term] as usize, offsets[term + 1] as usize);
-            for i in start..end {
-                let weight = post_tf[i]
-                    .iter()
-                    .zip(weights)
-                    .map(|(&tf, w)| f32::from(tf) * w)
-                    .sum();
-                pairs.push((post_doc[i], len_u32(term), weight));
-            }
-        }
-        pairs.sort_unstable_by_key(|&(doc, term, _)| (doc, term));
-        let mut fwd_offsets = Vec::with_capacity(docs.len() + 1);
-        let mut at = 0usize;
-        for doc in 0..docs.len() {
-            fwd_offsets.push(len_u32(at));
-            while at < pairs.len() && pairs[at].0 as usize == doc {
-                at += 1;
-            }
-        }
-        fwd_offsets.push(len_u32(pairs.len()));
-        let fwd_term = pairs.iter().map(|p| p.1).collect();
-        let fwd_weight = pairs.iter().map(|p| p.2).collect();
+        // The forward index (for feedback only): the same pairs ordered by tool.
+        let (fwd_offsets, fwd_term, fwd_weight) = if forward {
+            forward_index(docs.len(), &offsets, &post_doc, &post_tf, weights)
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
 
         let mut segment = Self {
             docs,
@@ -188,6 +183,9 @@ impl Segment {
     /// The terms of one tool with their field-weighted frequencies.
     pub(crate) fn doc_terms(&self, doc: u32) -> (&[u32], &[f32]) {
         let d = doc as usize;
+        if d + 1 >= self.fwd_offsets.len() {
+            return (&[], &[]);
+        }
         let range = self.fwd_offsets[d] as usize..self.fwd_offsets[d + 1] as usize;
         (&self.fwd_term[range.clone()], &self.fwd_weight[range])
     }
@@ -196,6 +194,58 @@ impl Segment {
     pub(crate) fn named(&self, lowercase_name: &str) -> &[u32] {
         self.names.get(lowercase_name).map_or(&[], Vec::as_slice)
     }
+}
+
+/// Per tool, its terms (ascending) and their field-weighted frequencies.
+fn forward_index(
+    docs: usize,
+    offsets: &[u32],
+    post_doc: &[u32],
+    post_tf: &[Freqs],
+    weights: &[f32; FIELDS],
+) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
+    let mut pairs: Vec<(u32, u32, f32)> = Vec::with_capacity(post_doc.len());
+    for term in 0..offsets.len().saturating_sub(1) {
+        for i in offsets[term] as usize..offsets[term + 1] as usize {
+            let weight = post_tf[i]
+                .iter()
+                .zip(weights)
+                .map(|(&tf, w)| f32::from(tf) * w)
+                .sum();
+            pairs.push((post_doc[i], len_u32(term), weight));
+        }
+    }
+    pairs.sort_unstable_by_key(|&(doc, term, _)| (doc, term));
+    let mut fwd_offsets = Vec::with_capacity(docs + 1);
+    let mut at = 0usize;
+    for doc in 0..docs {
+        fwd_offsets.push(len_u32(at));
+        while at < pairs.len() && pairs[at].0 as usize == doc {
+            at += 1;
+        }
+    }
+    fwd_offsets.push(len_u32(pairs.len()));
+    (
+        fwd_offsets,
+        pairs.iter().map(|p| p.1).collect(),
+        pairs.iter().map(|p| p.2).collect(),
+    )
+}
+
+/// The id of `term`, added to the dictionary if new.
+fn intern(
+    terms: &mut HashMap<Arc<str>, u32, RandomState>,
+    term_text: &mut Vec<Arc<str>>,
+    term: &str,
+) -> u32 {
+    if let Some(&id) = terms.get(term) {
+        return id;
+    }
+    let id = len_u32(term_text.len());
+    let text: Arc<str> = Arc::from(term);
+    terms.insert(Arc::clone(&text), id);
+    term_text.push(text);
+    id
 }
 
 fn len_u32(n: usize) -> u32 {
