@@ -125,17 +125,17 @@ fn bench(c: &mut Criterion) {
     c.bench_function("search/10k_tools_exact_name", |b| {
         b.iter(|| black_box(index.search(black_box("svc42-calculate_triangle_area"), 5)))
     });
-    let no_feedback = build(
+    let feedback = build(
         &services,
         &SearchConfig {
-            feedback: false,
+            feedback: true,
             ..config.clone()
         },
     );
-    c.bench_function("search/10k_tools_without_feedback", |b| {
+    c.bench_function("search/10k_tools_with_feedback", |b| {
         b.iter(|| {
             q = (q + 1) % queries.len();
-            black_box(no_feedback.search(black_box(&queries[q]), 5))
+            black_box(feedback.search(black_box(&queries[q]), 5))
         })
     });
 
