@@ -72,6 +72,7 @@ pub mod naming;
 mod options;
 mod refresh;
 mod registry;
+pub mod search;
 mod slot;
 mod suggest;
 mod tool;
