@@ -91,6 +91,10 @@ pub use refresh::RefreshReport;
 pub use slot::{ServiceInfo, ServiceState};
 pub use tool::Tool;
 
+/// The shared string type of [`Tool`]'s text fields (re-exported from the `arcstr` crate):
+/// one pointer, a clone is a reference count, and it compares with `&str` (`tool.name == "web-search"`).
+pub use arcstr::ArcStr;
+
 /// The service type the board stores: any rmcp client connection, type-erased.
 ///
 /// Make one with `handler.into_dyn().serve(transport).await?` (`handler` may be `()`).
