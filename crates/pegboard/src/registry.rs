@@ -1,6 +1,6 @@
 //! The board's state: one immutable snapshot, replaced as a whole on every change.
 
-use std::{fmt, sync::Arc};
+use std::{collections::HashSet, fmt, sync::Arc};
 
 use arcstr::ArcStr;
 use foldhash::fast::RandomState;
@@ -92,9 +92,9 @@ impl Registry {
             .filter_map(|(i, slot)| slot.as_ref().map(|slot| (ServiceId::new(i), slot)))
     }
 
-    /// Whether any tool routes to `id`.
-    pub(crate) fn is_routed_to(&self, id: ServiceId) -> bool {
-        self.tools.values().any(|entry| entry.service == id)
+    /// The services some tool routes to.
+    pub(crate) fn routed(&self) -> HashSet<ServiceId> {
+        self.tools.values().map(|entry| entry.service).collect()
     }
 
     /// Take the services that `remove` picks out of the snapshot, and every tool routed to them;

@@ -256,7 +256,15 @@ impl PegBoard {
             if !draft.tools.contains_key(prefixed_name) {
                 return Err(super::calls::not_found(draft, prefixed_name));
             }
-            draft.to_mut().tools.shift_remove(prefixed_name);
+            let next = draft.to_mut();
+            next.tools.shift_remove(prefixed_name);
+            // A withdrawn service (its namespace is gone) lives only for such tools.
+            let routed = next.routed();
+            let (taken, _) =
+                next.take_services(|id, slot| slot.is_withdrawn() && !routed.contains(&id));
+            for (_, slot) in taken {
+                slot.stop_watching();
+            }
             Ok(())
         })
     }
@@ -288,15 +296,16 @@ impl PegBoard {
             next.tools
                 .retain(|_, e| e.namespace.as_deref() != Some(namespace));
             let removed = before - next.tools.len();
-            let (still_used, orphans): (Vec<ServiceId>, Vec<ServiceId>) = next
+            let routed = next.routed();
+            // Services of this namespace, and services withdrawn earlier, that nothing routes to
+            // any more go; those another namespace still routes to stay, withdrawn.
+            let (taken, _) = next.take_services(|id, slot| {
+                (in_namespace(slot) || slot.is_withdrawn()) && !routed.contains(&id)
+            });
+            let kept: Vec<Arc<ServiceSlot>> = next
                 .stored()
                 .filter(|(_, slot)| in_namespace(slot))
-                .map(|(id, _)| id)
-                .partition(|id| next.is_routed_to(*id));
-            let (taken, _) = next.take_services(|id, _| orphans.contains(&id));
-            let kept: Vec<Arc<ServiceSlot>> = still_used
-                .iter()
-                .filter_map(|id| next.service(*id).cloned())
+                .map(|(_, slot)| Arc::clone(slot))
                 .collect();
             for slot in &kept {
                 // Before the reindex that follows: its namespace leaves the board with its tools.
