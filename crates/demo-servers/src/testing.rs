@@ -121,8 +121,8 @@ struct Counters {
     tool_calls: AtomicUsize,
     /// How many of the next `tools/list` requests fail.
     failing_lists: AtomicUsize,
-    /// `tools/list` requests received, as an event tests can wait on.
-    lists_seen: tokio::sync::watch::Sender<usize>,
+    /// Bumped on every request and cancellation, so tests wait on events, not on sleeps.
+    events: tokio::sync::watch::Sender<u64>,
     /// While true, `tools/list` requests wait (after counting) until it turns false.
     lists_paused: tokio::sync::watch::Sender<bool>,
 }
@@ -134,7 +134,7 @@ impl Default for Counters {
             list_calls: AtomicUsize::new(0),
             tool_calls: AtomicUsize::new(0),
             failing_lists: AtomicUsize::new(0),
-            lists_seen: tokio::sync::watch::Sender::new(0),
+            events: tokio::sync::watch::Sender::new(0),
             lists_paused: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -318,8 +318,26 @@ impl TestServer {
 
     /// Resolves once `n` `tools/list` requests have arrived in all.
     pub async fn wait_for_list_calls(&self, n: usize) {
-        let mut seen = self.counters.lists_seen.subscribe();
-        let _ = seen.wait_for(|seen| *seen >= n).await;
+        self.wait_until(|server| server.list_calls() >= n).await;
+    }
+
+    /// Resolves once `n` `tools/call` requests have arrived in all.
+    pub async fn wait_for_tool_calls(&self, n: usize) {
+        self.wait_until(|server| server.tool_calls() >= n).await;
+    }
+
+    /// Resolves once `check` holds; checked again on every request and cancellation.
+    pub async fn wait_until(&self, check: impl Fn(&Self) -> bool) {
+        let mut events = self.counters.events.subscribe();
+        while !check(self) {
+            if events.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn event(&self) {
+        self.counters.events.send_modify(|n| *n += 1);
     }
 
     /// Replace a tool's description and input schema without sending any notification
@@ -419,7 +437,7 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.counters.list_calls.fetch_add(1, Ordering::SeqCst);
-        self.counters.lists_seen.send_modify(|seen| *seen += 1);
+        self.event();
         let failing =
             self.counters
                 .failing_lists
@@ -446,6 +464,7 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
+        self.event();
         let name = request.name.as_ref();
         let args = request.arguments.unwrap_or_default();
         let kind = self
@@ -462,6 +481,7 @@ impl ServerHandler for TestServer {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
                     _ = context.ct.cancelled() => {
                         self.counters.cancelled.fetch_add(1, Ordering::SeqCst);
+                        self.event();
                         tracing::info!(ms, "sleep cancelled by the client");
                         Err(ErrorData::internal_error("sleep cancelled", None))
                     }

@@ -2,26 +2,12 @@
 
 mod common;
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use common::{FixedTools, connect, connect_watched};
 use demo_servers::testing::{BASE_TOOLS, TestServer, TestServerOptions};
 use pegboard::{PegBoard, PegBoardError, ServiceOptions, Tool};
 use serde_json::json;
-
-/// Wait for the board's change notifications until `check` holds. The deadline only turns a
-/// hang into a failure; nothing waits on it.
-async fn until(board: &PegBoard, what: &str, check: impl Fn(&PegBoard) -> bool) {
-    let mut changes = board.subscribe();
-    let waiting = async {
-        while !check(board) {
-            changes.changed().await.expect("the board is alive");
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), waiting)
-        .await
-        .unwrap_or_else(|_| panic!("never happened: {what}"));
-}
 
 #[tokio::test]
 async fn a_tool_redefined_on_the_server_stays_routable_after_refresh_and_leaves_with_its_service() {
@@ -119,7 +105,7 @@ async fn a_failed_refresh_after_list_changed_keeps_the_tools_and_is_retried() {
         .call_tool("t-add_tool", json!({"name": "fresh"}))
         .await
         .unwrap();
-    until(&board, "t-fresh after a retry", |b| {
+    common::until(&board, "t-fresh after a retry", |b| {
         b.get_tool("t-fresh").is_some()
     })
     .await;
