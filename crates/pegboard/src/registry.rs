@@ -107,10 +107,10 @@ impl Registry {
         let mut taken = Vec::new();
         for (index, place) in self.services.iter_mut().enumerate() {
             let id = ServiceId::new(index);
-            if place.as_ref().is_some_and(|slot| remove(id, slot)) {
-                if let Some(slot) = place.take() {
-                    taken.push((id, slot));
-                }
+            if place.as_ref().is_some_and(|slot| remove(id, slot))
+                && let Some(slot) = place.take()
+            {
+                taken.push((id, slot));
             }
         }
         let before = self.tools.len();
