@@ -107,7 +107,7 @@ pub use naming::NamingPolicy;
 pub use options::{CallOptions, ServiceOptions};
 pub use refresh::RefreshReport;
 pub use slot::{ServiceInfo, ServiceState};
-pub use tool::Tool;
+pub use tool::{Tool, ToolFields};
 
 /// The shared string type of [`Tool`]'s text fields (re-exported from the `arcstr` crate):
 /// one pointer, a clone is a reference count, and it compares with `&str` (`tool.name == "web-search"`).

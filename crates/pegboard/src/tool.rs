@@ -1,17 +1,24 @@
 //! [`Tool`]: a tool as the board holds it and the LLM sees it.
 
-use std::{borrow::Cow, sync::Arc};
+use std::{
+    borrow::Cow,
+    fmt,
+    ops::{Deref, DerefMut},
+    sync::Arc,
+};
 
 use arcstr::ArcStr;
 use rmcp::model::{Icon, JsonObject, MetaObject, ToolAnnotations};
 
 /// A tool on the board: the name the LLM sees, plus everything the server said about it.
 ///
-/// The fields are rmcp's [`rmcp::model::Tool`] fields, by the same names, so code that reads
-/// `tool.name` or `tool.input_schema` on an rmcp tool reads a board tool the same way. Each
-/// field is shared ([`ArcStr`] for text, [`Arc`] for the rest), so a clone costs a few
-/// reference counts and never copies a schema: the board hands out a clone of every tool on
-/// every listing. Conversion from and to [`rmcp::model::Tool`] is lossless.
+/// The fields ([`ToolFields`], reached through `Deref`) are rmcp's [`rmcp::model::Tool`]
+/// fields, by the same names, so code that reads `tool.name` or `tool.input_schema` on an rmcp
+/// tool reads a board tool the same way. A `Tool` is one reference-counted pointer to them: a
+/// clone is one reference count, because the board hands out a clone of every tool on every
+/// listing. Each field is shared as well ([`ArcStr`] for text, [`Arc`] for the rest), so taking
+/// one out is cheap too; writing a field (`tool.title = ...`) copies the tool first if it is
+/// shared. Conversion from and to [`rmcp::model::Tool`] is lossless.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -28,9 +35,15 @@ use rmcp::model::{Icon, JsonObject, MetaObject, ToolAnnotations};
 /// let rmcp_tool: rmcp::model::Tool = tool.clone().into();
 /// assert_eq!(pegboard::Tool::from(rmcp_tool), tool);
 /// ```
+#[derive(Clone, PartialEq)]
+pub struct Tool {
+    fields: Arc<ToolFields>,
+}
+
+/// The fields of a [`Tool`], named as in [`rmcp::model::Tool`].
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct Tool {
+pub struct ToolFields {
     /// The name the LLM sees (on the board: prefixed with the namespace).
     pub name: ArcStr,
     /// A human-readable title.
@@ -51,6 +64,34 @@ pub struct Tool {
     source: ArcStr,
 }
 
+impl Deref for Tool {
+    type Target = ToolFields;
+
+    fn deref(&self) -> &ToolFields {
+        &self.fields
+    }
+}
+
+impl DerefMut for Tool {
+    fn deref_mut(&mut self) -> &mut ToolFields {
+        Arc::make_mut(&mut self.fields)
+    }
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fields.fmt(f)
+    }
+}
+
+impl From<ToolFields> for Tool {
+    fn from(fields: ToolFields) -> Self {
+        Self {
+            fields: Arc::new(fields),
+        }
+    }
+}
+
 impl Tool {
     /// A tool with a name, a description and a JSON Schema for its arguments.
     pub fn new(
@@ -59,7 +100,7 @@ impl Tool {
         input_schema: impl Into<Arc<JsonObject>>,
     ) -> Self {
         let name = name.into();
-        Self {
+        Self::from(ToolFields {
             source: name.clone(),
             name,
             title: None,
@@ -69,7 +110,7 @@ impl Tool {
             annotations: None,
             icons: None,
             meta: None,
-        }
+        })
     }
 
     /// The same tool with a human-readable title.
@@ -103,10 +144,10 @@ impl Tool {
     /// The same tool under another name (everything else shared).
     #[must_use]
     pub fn renamed(&self, name: impl Into<ArcStr>) -> Self {
-        Self {
+        Self::from(ToolFields {
             name: name.into(),
-            ..self.clone()
-        }
+            ..ToolFields::clone(&self.fields)
+        })
     }
 
     /// The name the LLM sees (on the board: prefixed with the namespace).
@@ -194,7 +235,7 @@ impl From<rmcp::model::Tool> for Tool {
             ..
         } = tool;
         let name = ArcStr::from(name);
-        Self {
+        Self::from(ToolFields {
             source: name.clone(),
             name,
             title: title.map(ArcStr::from),
@@ -204,7 +245,7 @@ impl From<rmcp::model::Tool> for Tool {
             annotations: annotations.map(Arc::new),
             icons: icons.map(Arc::from),
             meta: meta.map(Arc::new),
-        }
+        })
     }
 }
 
