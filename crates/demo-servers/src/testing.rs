@@ -40,6 +40,9 @@ pub struct TestServerOptions {
     /// When true, the `crash` tool calls `std::process::exit(3)`; when false it returns a tool
     /// error (`is_error: true`), which is what in-process tests want.
     pub exit_on_crash: bool,
+    /// When true (with a `page_size`), `tools/list` never advances its cursor: every page is the
+    /// first page, with the same `nextCursor` (a broken server seen in the wild).
+    pub stuck_cursor: bool,
 }
 
 impl TestServerOptions {
@@ -56,6 +59,11 @@ impl TestServerOptions {
     /// Sets [`hang_list`](Self::hang_list).
     pub fn hang_list(mut self, yes: bool) -> Self {
         self.hang_list = yes;
+        self
+    }
+    /// Sets [`stuck_cursor`](Self::stuck_cursor).
+    pub fn stuck_cursor(mut self, yes: bool) -> Self {
+        self.stuck_cursor = yes;
         self
     }
     /// Sets [`exit_on_crash`](Self::exit_on_crash).
@@ -106,11 +114,30 @@ struct Entry {
     kind: Kind,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Counters {
     cancelled: AtomicUsize,
     list_calls: AtomicUsize,
     tool_calls: AtomicUsize,
+    /// How many of the next `tools/list` requests fail.
+    failing_lists: AtomicUsize,
+    /// Bumped on every request and cancellation, so tests wait on events, not on sleeps.
+    events: tokio::sync::watch::Sender<u64>,
+    /// While true, `tools/list` requests wait (after counting) until it turns false.
+    lists_paused: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Self {
+            cancelled: AtomicUsize::new(0),
+            list_calls: AtomicUsize::new(0),
+            tool_calls: AtomicUsize::new(0),
+            failing_lists: AtomicUsize::new(0),
+            events: tokio::sync::watch::Sender::new(0),
+            lists_paused: tokio::sync::watch::Sender::new(false),
+        }
+    }
 }
 
 /// A configurable MCP test server (server info name `pegboard-test-server`).
@@ -278,6 +305,58 @@ impl TestServer {
         true
     }
 
+    /// Make the next `n` `tools/list` requests fail with an internal error.
+    pub fn fail_next_lists(&self, n: usize) {
+        self.counters.failing_lists.store(n, Ordering::SeqCst);
+    }
+
+    /// Hold (`true`) or release (`false`) every `tools/list` request; held requests are counted
+    /// on arrival (see [`wait_for_list_calls`](Self::wait_for_list_calls)) and answered on release.
+    pub fn pause_lists(&self, paused: bool) {
+        self.counters.lists_paused.send_replace(paused);
+    }
+
+    /// Resolves once `n` `tools/list` requests have arrived in all.
+    pub async fn wait_for_list_calls(&self, n: usize) {
+        self.wait_until(|server| server.list_calls() >= n).await;
+    }
+
+    /// Resolves once `n` `tools/call` requests have arrived in all.
+    pub async fn wait_for_tool_calls(&self, n: usize) {
+        self.wait_until(|server| server.tool_calls() >= n).await;
+    }
+
+    /// Resolves once `check` holds; checked again on every request and cancellation.
+    pub async fn wait_until(&self, check: impl Fn(&Self) -> bool) {
+        let mut events = self.counters.events.subscribe();
+        while !check(self) {
+            if events.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn event(&self) {
+        self.counters.events.send_modify(|n| *n += 1);
+    }
+
+    /// Replace a tool's description and input schema without sending any notification
+    /// (the tool keeps its name and behaviour). Returns false if there is no such tool.
+    pub fn redefine_tool_silently(
+        &self,
+        name: &str,
+        description: &str,
+        schema: JsonObject,
+    ) -> bool {
+        let mut tools = self.write();
+        let Some(entry) = tools.iter_mut().find(|e| e.tool.name == name) else {
+            return false;
+        };
+        entry.tool.description = Some(description.to_string().into());
+        entry.tool.input_schema = Arc::new(schema);
+        true
+    }
+
     /// Removes a tool without sending any notification. Returns false if there was none.
     pub fn remove_tool_silently(&self, name: &str) -> bool {
         let mut tools = self.write();
@@ -296,6 +375,7 @@ impl TestServer {
 
     fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, ErrorData> {
         let tools = self.read();
+        let cursor = cursor.filter(|_| !self.options.stuck_cursor);
         let start = match cursor {
             None => 0,
             Some(c) => c
@@ -313,7 +393,11 @@ impl TestServer {
             tools[start..end].iter().map(|e| e.tool.clone()).collect(),
         );
         if end < tools.len() {
-            result.next_cursor = Some(end.to_string());
+            result.next_cursor = Some(if self.options.stuck_cursor {
+                self.options.page_size.to_string()
+            } else {
+                end.to_string()
+            });
         }
         Ok(result)
     }
@@ -353,6 +437,19 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.counters.list_calls.fetch_add(1, Ordering::SeqCst);
+        self.event();
+        let failing =
+            self.counters
+                .failing_lists
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if failing.is_ok() {
+            return Err(ErrorData::internal_error(
+                "tools/list failed (on purpose)",
+                None,
+            ));
+        }
+        let mut paused = self.counters.lists_paused.subscribe();
+        let _ = paused.wait_for(|paused| !*paused).await;
         if self.options.hang_list {
             // Never answer; only give the task up once the client cancels the request.
             context.ct.cancelled().await;
@@ -367,6 +464,7 @@ impl ServerHandler for TestServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
+        self.event();
         let name = request.name.as_ref();
         let args = request.arguments.unwrap_or_default();
         let kind = self
@@ -383,6 +481,7 @@ impl ServerHandler for TestServer {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
                     _ = context.ct.cancelled() => {
                         self.counters.cancelled.fetch_add(1, Ordering::SeqCst);
+                        self.event();
                         tracing::info!(ms, "sleep cancelled by the client");
                         Err(ErrorData::internal_error("sleep cancelled", None))
                     }

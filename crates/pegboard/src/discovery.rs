@@ -1,6 +1,9 @@
 //! Listing a server's tools: every page, with the guards that peers learned the hard way.
 
-use std::{collections::HashSet, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use rmcp::{Peer, RoleClient, model::PaginatedRequestParams};
 
@@ -51,7 +54,8 @@ async fn list_pages(
             namespace: namespace_owned(),
         });
     }
-    let mut tools = Vec::new();
+    let mut tools: Vec<rmcp::model::Tool> = Vec::new();
+    let mut positions: HashMap<String, usize> = HashMap::new();
     let mut seen_cursors = HashSet::new();
     let mut cursor: Option<String> = None;
     for _page in 0..limits.max_pages {
@@ -70,7 +74,21 @@ async fn list_pages(
                     source,
                 },
             })?;
-        tools.extend(page.tools);
+        // A server that repeats a page (its cursor did not advance) sends the same tools
+        // again: a tool equal to one of an earlier page is kept once. Duplicates within one page
+        // are kept, and refused as a clash when registered: that server is broken, not stuck.
+        let start = tools.len();
+        for tool in page.tools {
+            let repeated = positions
+                .get(tool.name.as_ref())
+                .is_some_and(|&at| tools.get(at) == Some(&tool));
+            if !repeated {
+                tools.push(tool);
+            }
+        }
+        for (at, tool) in tools.iter().enumerate().skip(start) {
+            positions.entry(tool.name.to_string()).or_insert(at);
+        }
         if tools.len() > limits.max_tools {
             return Err(PegBoardError::TooManyTools {
                 namespace: namespace_owned(),

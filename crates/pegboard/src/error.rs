@@ -10,7 +10,11 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum PegBoardError {
     /// No tool of that name is on the board.
-    #[error("tool `{name}` is not on the board{}", did_you_mean(suggestions))]
+    #[error(
+        "tool `{}` is not on the board{}",
+        shown(name),
+        did_you_mean(suggestions)
+    )]
     ToolNotFound {
         /// The name that was asked for.
         name: String,
@@ -20,7 +24,8 @@ pub enum PegBoardError {
 
     /// The name a tool would get is already taken (by the board, or by another tool of the same server).
     #[error(
-        "tool name `{name}` is already registered{}; choose another namespace, or filter the tool out with a deny list",
+        "tool name `{}` is already registered{}; add the server under another namespace, or leave the tool out with a deny list",
+        shown(name),
         owner(namespace)
     )]
     DuplicateTool {
@@ -31,7 +36,7 @@ pub enum PegBoardError {
     },
 
     /// A tool name that cannot be used.
-    #[error("invalid tool name `{name}`: {reason}")]
+    #[error("invalid tool name `{}`: {reason}", shown(name))]
     InvalidName {
         /// The name as given.
         name: String,
@@ -40,7 +45,7 @@ pub enum PegBoardError {
     },
 
     /// A namespace that cannot be used.
-    #[error("invalid namespace `{namespace}`: {reason}")]
+    #[error("invalid namespace `{}`: {reason}", shown(namespace))]
     InvalidNamespace {
         /// The namespace as given.
         namespace: String,
@@ -49,7 +54,10 @@ pub enum PegBoardError {
     },
 
     /// No tool or service is registered under that namespace.
-    #[error("namespace `{namespace}` is not on the board (known namespaces: {known})")]
+    #[error(
+        "namespace `{}` is not on the board (known namespaces: {known})",
+        shown(namespace)
+    )]
     UnknownNamespace {
         /// The namespace that was asked for.
         namespace: String,
@@ -59,7 +67,7 @@ pub enum PegBoardError {
 
     /// No service is stored at that index (never added, or removed since).
     #[error(
-        "no service at index {index}; add the service first (add_service returns after storing it)"
+        "no server is connected at index {index}: it was never added, or it has been removed since"
     )]
     UnknownService {
         /// The index that was asked for.
@@ -76,7 +84,7 @@ pub enum PegBoardError {
     },
 
     /// The service answered the call with an error, or the call could not be delivered.
-    #[error("service{} failed on `{tool}`: {source}", of_namespace(namespace))]
+    #[error("server{} could not run `{tool}`: {source}", of_namespace(namespace))]
     ServiceError {
         /// The tool called, by its board name.
         tool: String,
@@ -89,7 +97,7 @@ pub enum PegBoardError {
 
     /// Listing the tools of a service failed.
     #[error(
-        "could not list the tools of service{}: {source}",
+        "could not list the tools of server{}: {source}",
         of_namespace(namespace)
     )]
     Discovery {
@@ -102,7 +110,7 @@ pub enum PegBoardError {
 
     /// The service did not answer in time; the request was cancelled towards it.
     #[error(
-        "`{operation}` on service{} timed out after {after:?}; the request was cancelled (raise the timeout with CallOptions or PegBoardBuilder)",
+        "`{operation}` on server{} timed out after {after:?} and was cancelled; the server may be stuck or busy: try again, or raise its timeout if it needs longer",
         of_namespace(namespace)
     )]
     Timeout {
@@ -116,7 +124,7 @@ pub enum PegBoardError {
 
     /// The service's transport is closed (its process exited, its connection dropped).
     #[error(
-        "service{} is closed (its process exited or its connection dropped); restart it and add it again",
+        "server{} is closed (its process exited or its connection dropped), so the request did not reach it; restart the server",
         of_namespace(namespace)
     )]
     ServiceClosed {
@@ -126,7 +134,7 @@ pub enum PegBoardError {
 
     /// A service offered more tools (or pages of tools) than the board accepts from one service.
     #[error(
-        "service{} {what}; the board stops there to protect itself (raise the limit with PegBoardBuilder::max_tools_per_service)",
+        "server{} {what}; it was refused to protect the board: keep only the tools you need with an allow list, or raise the per-server limit",
         of_namespace(namespace)
     )]
     TooManyTools {
@@ -135,6 +143,21 @@ pub enum PegBoardError {
         /// What was exceeded.
         what: String,
     },
+
+    /// The board has been shut down: it takes no new services.
+    #[error("the board has been shut down and takes no new servers")]
+    ShutDown,
+}
+
+/// Names longer than this are cut in messages: they reach LLMs and logs, and a name is the
+/// caller's own input, which may be huge.
+const SHOWN_MAX_CHARS: usize = 80;
+
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(SHOWN_MAX_CHARS) {
+        None => name.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &name[..cut], name.len()),
+    }
 }
 
 fn did_you_mean(suggestions: &[String]) -> String {
@@ -149,7 +172,7 @@ fn did_you_mean(suggestions: &[String]) -> String {
 fn owner(namespace: &Option<String>) -> String {
     match namespace {
         Some(ns) => format!(" by namespace `{ns}`"),
-        None => " by an unprefixed service".to_string(),
+        None => " by a server added without a namespace".to_string(),
     }
 }
 

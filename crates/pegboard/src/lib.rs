@@ -52,6 +52,24 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Where everything lives
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `board/mod.rs` | [`PegBoard`] itself and its one write path: a copy-on-write transaction that commits all or nothing and notifies watchers once |
+//! | `board/builder.rs` | [`PegBoardBuilder`]: naming, timeouts, discovery limits |
+//! | `board/reads.rs` | lock-free lookups: `get_tool`, `select_tools`, `get_tool_route`, listings, counts |
+//! | `board/writes.rs` | `add_service`, `register_tool`, `unregister_tool`, `unregister_namespace` |
+//! | `board/services.rs` | liveness (`wait_closed`), `remove_service`, `remove_closed_services`, `shutdown` |
+//! | `board/calls.rs` | `call_tool`: routing a board name to its service under the original name |
+//! | `board/refresh.rs` | re-listing a service (`refresh_*`) and following `tools/list_changed`, with retry |
+//! | `registry.rs` | the immutable snapshot readers load; `ServiceId`, the crate's service index |
+//! | `slot.rs` | a stored service: its peer, its end signal, refresh tickets |
+//! | `discovery.rs` | listing every page of a server's tools, with the limits |
+//! | `tool.rs`, `naming.rs`, `error.rs`, `options.rs` | [`Tool`], [`NamingPolicy`], [`PegBoardError`], [`ServiceOptions`] and [`CallOptions`] |
+//! | `suggest.rs` | "did you mean" for unknown names, bounded work |
+//! | `export.rs`, `client.rs` | provider JSON, the list_changed client handler |
+//!
 //! # What to read next
 //! - [`PegBoard`]: every method, with the guarantees (atomic writes, lock-free reads).
 //! - [`NamingPolicy`]: separators, LLM-safe names, stable hashes for long names.
@@ -88,7 +106,11 @@ pub use naming::NamingPolicy;
 pub use options::{CallOptions, ServiceOptions};
 pub use refresh::RefreshReport;
 pub use slot::{ServiceInfo, ServiceState};
-pub use tool::Tool;
+pub use tool::{Tool, ToolFields};
+
+/// The shared string type of [`Tool`]'s text fields (re-exported from the `arcstr` crate):
+/// one pointer, a clone is a reference count, and it compares with `&str` (`tool.name == "web-search"`).
+pub use arcstr::ArcStr;
 
 /// The service type the board stores: any rmcp client connection, type-erased.
 ///

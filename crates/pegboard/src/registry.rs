@@ -1,11 +1,34 @@
 //! The board's state: one immutable snapshot, replaced as a whole on every change.
 
-use std::sync::Arc;
+use std::{collections::HashSet, fmt, sync::Arc};
 
+use arcstr::ArcStr;
 use foldhash::fast::RandomState;
 use indexmap::IndexMap;
 
 use crate::{Tool, slot::ServiceSlot};
+
+/// Where a service is stored on the board. Indices are stable and never reused: a removed
+/// service leaves a hole. Only the public edge speaks `usize`; inside the crate a tool's
+/// position can never be passed where a service belongs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ServiceId(usize);
+
+impl ServiceId {
+    pub(crate) const fn new(index: usize) -> Self {
+        Self(index)
+    }
+
+    pub(crate) const fn index(self) -> usize {
+        self.0
+    }
+}
+
+impl fmt::Display for ServiceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// How a tool came onto the board: a refresh re-lists only what discovery put there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,11 +38,11 @@ pub(crate) enum Origin {
 }
 
 /// One tool on the board and where its calls go.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub(crate) struct Entry {
     pub(crate) tool: Tool,
-    pub(crate) service: usize,
-    pub(crate) original: Arc<str>,
+    pub(crate) service: ServiceId,
+    pub(crate) original: ArcStr,
     pub(crate) namespace: Option<Arc<str>>,
     pub(crate) origin: Origin,
 }
@@ -28,36 +51,74 @@ pub(crate) struct Entry {
 #[derive(Clone, Default)]
 pub(crate) struct Registry {
     /// Board name -> entry, in registration order (the order sent to the LLM, stable for prompt caching).
-    pub(crate) tools: IndexMap<Arc<str>, Entry, RandomState>,
+    pub(crate) tools: IndexMap<ArcStr, Entry, RandomState>,
     /// Namespace -> board names, derived from `tools` and `services` by [`Registry::reindex`].
-    pub(crate) namespaces: IndexMap<Arc<str>, Vec<Arc<str>>, RandomState>,
-    /// Stable indices: a removed service leaves `None`, never shifting the others.
+    pub(crate) namespaces: IndexMap<Arc<str>, Vec<ArcStr>, RandomState>,
+    /// Indexed by [`ServiceId`]: a removed service leaves `None`, never shifting the others.
     pub(crate) services: Vec<Option<Arc<ServiceSlot>>>,
     /// Bumped on every change of the tool set.
     pub(crate) generation: u64,
+    /// Set by `shutdown`: the board takes no new services.
+    pub(crate) shut_down: bool,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.len())
+            .field("namespaces", &self.namespaces.len())
+            .field("services", &self.services.iter().flatten().count())
+            .field("generation", &self.generation)
+            .field("shut_down", &self.shut_down)
+            .finish()
+    }
 }
 
 impl Registry {
-    pub(crate) fn service(&self, index: usize) -> Option<&Arc<ServiceSlot>> {
-        self.services.get(index).and_then(Option::as_ref)
+    pub(crate) fn service(&self, id: ServiceId) -> Option<&Arc<ServiceSlot>> {
+        self.services.get(id.index()).and_then(Option::as_ref)
     }
 
-    /// Take the services that `remove` picks out of the snapshot (each stops once no call in
-    /// flight holds it any more) and return their indices; the holes keep other indices stable.
+    /// The index the next stored service gets.
+    pub(crate) fn next_service_id(&self) -> ServiceId {
+        ServiceId::new(self.services.len())
+    }
+
+    /// Every stored service with its id.
+    pub(crate) fn stored(&self) -> impl Iterator<Item = (ServiceId, &Arc<ServiceSlot>)> {
+        self.services
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| slot.as_ref().map(|slot| (ServiceId::new(i), slot)))
+    }
+
+    /// The services some tool routes to.
+    pub(crate) fn routed(&self) -> HashSet<ServiceId> {
+        self.tools.values().map(|entry| entry.service).collect()
+    }
+
+    /// Take the services that `remove` picks out of the snapshot, and every tool routed to them;
+    /// the holes keep other indices stable. Returns the slots taken (each stops once no call in
+    /// flight holds it any more) and the number of tools removed.
     pub(crate) fn take_services(
         &mut self,
-        remove: impl Fn(usize, &ServiceSlot) -> bool,
-    ) -> Vec<usize> {
+        remove: impl Fn(ServiceId, &ServiceSlot) -> bool,
+    ) -> (Vec<(ServiceId, Arc<ServiceSlot>)>, usize) {
         let mut taken = Vec::new();
         for (index, place) in self.services.iter_mut().enumerate() {
-            if place.as_ref().is_some_and(|slot| remove(index, slot)) {
-                if let Some(slot) = place.take() {
-                    slot.stop_watching();
-                }
-                taken.push(index);
+            let id = ServiceId::new(index);
+            if place.as_ref().is_some_and(|slot| remove(id, slot))
+                && let Some(slot) = place.take()
+            {
+                taken.push((id, slot));
             }
         }
-        taken
+        let before = self.tools.len();
+        if !taken.is_empty() {
+            self.tools
+                .retain(|_, e| !taken.iter().any(|(id, _)| *id == e.service));
+        }
+        (taken, before - self.tools.len())
     }
 
     /// The namespace that owns a board name, for error messages.
@@ -70,16 +131,19 @@ impl Registry {
     /// Rebuild the namespace index after a change: namespaces in order of first appearance among
     /// the tools, then those that hold a service but (now) no tools.
     pub(crate) fn reindex(&mut self) {
-        let mut namespaces: IndexMap<Arc<str>, Vec<Arc<str>>, RandomState> = IndexMap::default();
+        let mut namespaces: IndexMap<Arc<str>, Vec<ArcStr>, RandomState> = IndexMap::default();
         for (name, entry) in &self.tools {
             if let Some(ns) = &entry.namespace {
                 namespaces
                     .entry(Arc::clone(ns))
                     .or_default()
-                    .push(Arc::clone(name));
+                    .push(name.clone());
             }
         }
         for slot in self.services.iter().flatten() {
+            if slot.is_withdrawn() {
+                continue;
+            }
             if let Some(ns) = &slot.namespace {
                 namespaces.entry(Arc::clone(ns)).or_default();
             }

@@ -1,7 +1,11 @@
 //! A service as the board stores it, and what the board tells about it.
 
 use std::{
-    sync::{Mutex, atomic::AtomicU64},
+    fmt,
+    sync::{
+        Mutex, PoisonError,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
     time::Duration,
 };
 
@@ -23,9 +27,26 @@ pub(crate) struct ServiceSlot {
     /// Becomes `true` when the service's connection has ended, for whatever reason.
     pub(crate) ended: watch::Receiver<bool>,
     pub(crate) options: ServiceOptions,
-    /// Bumped by each refresh; a refresh that finds it moved on was overtaken and drops its result.
-    pub(crate) refresh_generation: AtomicU64,
-    pub(crate) watcher: Mutex<Option<AbortHandle>>,
+    /// Refresh tickets, in the order refreshes started.
+    refresh_started: AtomicU64,
+    /// The ticket of the newest refresh that committed (written under the board's write lock).
+    /// A refresh commits only if no newer one has; a failed refresh never moves it, so it never
+    /// makes an older good refresh look overtaken.
+    refresh_committed: AtomicU64,
+    /// Set when the namespace it was added under is removed while another namespace's tool still
+    /// routes to it: it stays for that tool, but is no longer listed or re-listed.
+    withdrawn: AtomicBool,
+    watcher: Mutex<Option<AbortHandle>>,
+}
+
+impl fmt::Debug for ServiceSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceSlot")
+            .field("namespace", &self.namespace)
+            .field("state", &self.state())
+            .field("withdrawn", &self.is_withdrawn())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServiceSlot {
@@ -53,7 +74,9 @@ impl ServiceSlot {
             stop: Mutex::new(Some(stop)),
             ended,
             options,
-            refresh_generation: AtomicU64::new(0),
+            refresh_started: AtomicU64::new(0),
+            refresh_committed: AtomicU64::new(0),
+            withdrawn: AtomicBool::new(false),
             watcher: Mutex::new(None),
         }
     }
@@ -73,7 +96,7 @@ impl ServiceSlot {
         if let Some(stop) = self
             .stop
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .take()
         {
             stop.cancel();
@@ -90,11 +113,38 @@ impl ServiceSlot {
         }
     }
 
+    /// A ticket for a refresh that starts now.
+    pub(crate) fn start_refresh(&self) -> u64 {
+        self.refresh_started.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Whether a refresh with this ticket may commit: no newer refresh has. Call under the
+    /// board's write lock, and [`ServiceSlot::committed_refresh`] before releasing it.
+    pub(crate) fn may_commit_refresh(&self, ticket: u64) -> bool {
+        ticket > self.refresh_committed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn committed_refresh(&self, ticket: u64) {
+        self.refresh_committed.store(ticket, Ordering::SeqCst);
+    }
+
+    pub(crate) fn withdraw(&self) {
+        self.withdrawn.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_withdrawn(&self) -> bool {
+        self.withdrawn.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn set_watcher(&self, handle: AbortHandle) {
+        *self.watcher.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+    }
+
     pub(crate) fn stop_watching(&self) {
         if let Some(handle) = self
             .watcher
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .take()
         {
             handle.abort();

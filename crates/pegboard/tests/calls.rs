@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use common::{FixedTools, connect, text};
 use demo_servers::{NotesServer, TestServer, UnitsServer};
@@ -171,12 +171,17 @@ async fn a_thousand_concurrent_calls_from_eight_tasks_each_get_their_own_answer(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_in_flight_survives_unregistering_its_namespace() {
-    let board = demo_board().await;
+    let board = PegBoard::new();
+    let server = TestServer::default();
+    common::add(&board, "t", server.clone()).await;
     let call = {
         let board = board.clone();
         tokio::spawn(async move { board.call_tool("t-sleep", json!({"ms": 300})).await })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    common::server_until(&server, "the call reached the server", |s| {
+        s.tool_calls() == 1
+    })
+    .await;
     assert_eq!(
         board.unregister_namespace("t").unwrap(),
         demo_servers::testing::BASE_TOOLS.len()

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connect, connect_killable, connect_watched, eventually, fingerprint, text};
+use common::{connect, connect_killable, connect_watched, fingerprint, text};
 use demo_servers::{TestServer, TestServerOptions, UnitsServer};
 use pegboard::{CallOptions, PegBoard, PegBoardError, ServiceState};
 use serde_json::json;
@@ -26,8 +26,8 @@ async fn a_slow_call_times_out_and_is_cancelled_at_the_server() {
         "{err:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(1));
-    eventually("the server saw notifications/cancelled", || {
-        server.cancelled_count() == 1
+    common::server_until(&server, "the server saw notifications/cancelled", |s| {
+        s.cancelled_count() == 1
     })
     .await;
     // The service is still usable.
@@ -99,10 +99,8 @@ async fn calls_to_a_dead_service_fail_at_once_with_service_closed() {
     assert_eq!(board.services()[1].state, ServiceState::Running);
 
     server.kill.cancel();
-    eventually("the board sees the service closed", || {
-        board.services()[1].state == ServiceState::Closed
-    })
-    .await;
+    board.wait_closed(1).await.unwrap();
+    assert_eq!(board.services()[1].state, ServiceState::Closed);
     let started = Instant::now();
     let err = board
         .call_tool("t-echo", json!({"text": "x"}))
@@ -124,7 +122,8 @@ async fn calls_to_a_dead_service_fail_at_once_with_service_closed() {
 #[tokio::test]
 async fn a_call_in_flight_when_the_service_dies_returns_an_error_quickly() {
     let board = PegBoard::new();
-    let server = connect_killable(TestServer::default()).await;
+    let test_server = TestServer::default();
+    let server = connect_killable(test_server.clone()).await;
     board
         .add_service(Some("t".into()), server.service)
         .await
@@ -133,7 +132,10 @@ async fn a_call_in_flight_when_the_service_dies_returns_an_error_quickly() {
         let board = board.clone();
         tokio::spawn(async move { board.call_tool("t-sleep", json!({"ms": 10_000})).await })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    common::server_until(&test_server, "the call reached the server", |s| {
+        s.tool_calls() == 1
+    })
+    .await;
     let started = Instant::now();
     server.kill.cancel();
     let outcome = call.await.unwrap();
@@ -166,8 +168,8 @@ async fn a_tool_added_at_run_time_becomes_callable_without_a_restart() {
         .await
         .unwrap();
     assert_ne!(added.is_error, Some(true), "{added:?}");
-    eventually("t-fresh is on the board", || {
-        board.get_tool("t-fresh").is_some()
+    common::until(&board, "t-fresh is on the board", |b| {
+        b.get_tool("t-fresh").is_some()
     })
     .await;
     let result = board.call_tool("t-fresh", json!({"k": "v"})).await.unwrap();
@@ -181,7 +183,10 @@ async fn a_tool_added_at_run_time_becomes_callable_without_a_restart() {
         .call_tool("t-remove_tool", json!({"name": "fresh"}))
         .await
         .unwrap();
-    eventually("t-fresh is gone", || board.get_tool("t-fresh").is_none()).await;
+    common::until(&board, "t-fresh is gone", |b| {
+        b.get_tool("t-fresh").is_none()
+    })
+    .await;
     assert_eq!(board.list_all_tools(), order_before);
 }
 
@@ -307,17 +312,15 @@ async fn wait_closed_resolves_when_the_service_dies() {
         .add_service_with(Some("t".into()), server.service, Default::default())
         .await
         .unwrap();
-    let waiting = {
-        let board = board.clone();
-        tokio::spawn(async move { board.wait_closed(added.index).await })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(!waiting.is_finished(), "the service is alive");
+    let mut waiting = std::pin::pin!(board.wait_closed(added.index));
+    assert!(
+        futures::poll!(waiting.as_mut()).is_pending(),
+        "the service is alive"
+    );
     server.kill.cancel();
     tokio::time::timeout(Duration::from_secs(1), waiting)
         .await
         .expect("closed within 1 s")
-        .unwrap()
         .unwrap();
     assert_eq!(board.services()[0].state, ServiceState::Closed);
     assert!(matches!(

@@ -3,6 +3,16 @@
 use pegboard::{NamingPolicy, naming::is_llm_safe};
 use proptest::prelude::*;
 
+/// The providers' rule, written out here independently of the crate:
+/// `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+fn provider_rule(name: &str) -> bool {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    first_ok && name.len() <= 64 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 fn namespace() -> impl Strategy<Value = String> {
     "[A-Za-z0-9_-]{1,20}".prop_filter("not only separators", |s| !s.chars().all(|c| c == '-'))
 }
@@ -11,9 +21,9 @@ proptest! {
     #[test]
     fn llm_safe_names_always_match_the_providers_rule(ns in namespace(), tool in "\\PC{1,120}") {
         let name = NamingPolicy::default().full_name(Some(&ns), &tool).unwrap();
-        prop_assert!(is_llm_safe(&name), "{name:?}");
+        prop_assert!(provider_rule(&name) && is_llm_safe(&name), "{name:?}");
         let unprefixed = NamingPolicy::default().full_name(None, &tool).unwrap();
-        prop_assert!(is_llm_safe(&unprefixed), "{unprefixed:?}");
+        prop_assert!(provider_rule(&unprefixed) && is_llm_safe(&unprefixed), "{unprefixed:?}");
     }
 
     #[test]
@@ -21,6 +31,26 @@ proptest! {
         let a = NamingPolicy::default().full_name(Some(&ns), &tool).unwrap();
         let b = NamingPolicy::default().full_name(Some(&ns), &tool).unwrap();
         prop_assert_eq!(a, b);
+    }
+
+    /// Injective over (namespace, tool) for namespaces without the separator: two different
+    /// pairs never share a board name, and every name made obeys the providers' rule, however
+    /// hostile the tool name. (`a-b` + `c` and `a` + `b-c` do read alike: the board refuses the
+    /// second, see registration.rs `namespaces_containing_the_separator_cannot_shadow_each_other`.)
+    #[test]
+    fn distinct_pairs_never_share_a_name(
+        pairs in proptest::collection::vec(("[A-Za-z0-9_]{1,20}", "\\PC{1,90}"), 2..16)
+    ) {
+        let policy = NamingPolicy::default();
+        let mut seen: std::collections::HashMap<String, (String, String)> = Default::default();
+        for (ns, tool) in pairs {
+            let name = policy.full_name(Some(&ns), &tool).unwrap();
+            prop_assert!(provider_rule(&name), "{name:?} from {ns:?} + {tool:?}");
+            let canonical = (ns.trim().to_string(), tool.clone());
+            if let Some(earlier) = seen.insert(name.clone(), canonical.clone()) {
+                prop_assert_eq!(&earlier, &canonical, "{} made by two pairs", name);
+            }
+        }
     }
 
     #[test]

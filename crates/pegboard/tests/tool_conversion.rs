@@ -60,14 +60,64 @@ fn round_trip_keeps_every_field() {
 }
 
 #[test]
-fn clones_share_the_schema() {
+fn public_fields_carry_what_rmcp_fields_carry() {
+    let original = rich_tool();
+    let tool = Tool::from(original.clone());
+    assert!(tool.name == "search");
+    assert_eq!(tool.name, *original.name);
+    assert_eq!(tool.title.as_deref(), original.title.as_deref());
+    assert_eq!(tool.description.as_deref(), original.description.as_deref());
+    assert_eq!(tool.input_schema, original.input_schema);
+    assert_eq!(tool.output_schema, original.output_schema);
+    assert_eq!(tool.annotations.as_deref(), original.annotations.as_ref());
+    assert_eq!(tool.icons.as_deref(), original.icons.as_deref());
+    assert_eq!(tool.meta.as_deref(), original.meta.as_ref());
+    // The accessors agree with the fields.
+    assert_eq!(tool.name(), &*tool.name);
+    assert_eq!(tool.description(), tool.description.as_deref());
+    assert!(Arc::ptr_eq(tool.input_schema(), &tool.input_schema));
+}
+
+#[test]
+fn a_tool_built_by_hand_round_trips_too() {
+    let tool = Tool::new("t", "d", object(json!({"type": "object"})))
+        .with_title("T")
+        .with_output_schema(object(json!({"type": "object"})))
+        .with_annotations(ToolAnnotations::with_title("A"))
+        .with_meta(MetaObject::default());
+    let back = Tool::from(rmcp::model::Tool::from(&tool));
+    assert_eq!(back, tool);
+}
+
+#[test]
+fn clones_share_every_field() {
     let tool = Tool::from(rich_tool());
     let clone = tool.clone();
-    assert!(Arc::ptr_eq(tool.input_schema(), clone.input_schema()));
-    assert!(Arc::ptr_eq(tool.name_arc(), clone.name_arc()));
-    assert!(std::ptr::eq(
-        tool.description().unwrap(),
-        clone.description().unwrap()
+    assert!(pegboard::ArcStr::ptr_eq(&tool.name, &clone.name));
+    assert!(pegboard::ArcStr::ptr_eq(
+        tool.title.as_ref().unwrap(),
+        clone.title.as_ref().unwrap()
+    ));
+    assert!(pegboard::ArcStr::ptr_eq(
+        tool.description.as_ref().unwrap(),
+        clone.description.as_ref().unwrap()
+    ));
+    assert!(Arc::ptr_eq(&tool.input_schema, &clone.input_schema));
+    assert!(Arc::ptr_eq(
+        tool.output_schema.as_ref().unwrap(),
+        clone.output_schema.as_ref().unwrap()
+    ));
+    assert!(Arc::ptr_eq(
+        tool.annotations.as_ref().unwrap(),
+        clone.annotations.as_ref().unwrap()
+    ));
+    assert!(Arc::ptr_eq(
+        tool.icons.as_ref().unwrap(),
+        clone.icons.as_ref().unwrap()
+    ));
+    assert!(Arc::ptr_eq(
+        tool.meta.as_ref().unwrap(),
+        clone.meta.as_ref().unwrap()
     ));
 }
 
@@ -96,6 +146,7 @@ async fn a_board_tool_converts_back_under_its_board_name_with_everything_else_in
     let board = PegBoard::new();
     common::add(&board, "web", One(rich_tool())).await;
     let tool = board.get_tool("web-search").unwrap();
+    assert!(tool.name == "web-search");
     assert_eq!(tool.source_name(), "search");
     let mut expected = rich_tool();
     expected.name = "web-search".into();

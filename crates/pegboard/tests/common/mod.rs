@@ -172,14 +172,31 @@ pub async fn connect_killable<S: ServerHandler>(server: S) -> Killable {
     }
 }
 
-/// Wait (up to 3 s) until `check` holds.
-pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+/// Wait for the board's change notifications until `check` holds. The deadline only turns a
+/// hang into a failure; nothing waits on it.
+pub async fn until(
+    board: &pegboard::PegBoard,
+    what: &str,
+    check: impl Fn(&pegboard::PegBoard) -> bool,
+) {
+    let mut changes = board.subscribe();
+    let waiting = async {
+        while !check(board) {
+            changes.changed().await.expect("the board is alive");
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), waiting)
+        .await
+        .unwrap_or_else(|_| panic!("never happened: {what}"));
+}
+
+/// Wait for a test server's events until `check` holds (deadline as in [`until`]).
+pub async fn server_until(
+    server: &demo_servers::testing::TestServer,
+    what: &str,
+    check: impl Fn(&demo_servers::testing::TestServer) -> bool,
+) {
+    tokio::time::timeout(std::time::Duration::from_secs(20), server.wait_until(check))
+        .await
+        .unwrap_or_else(|_| panic!("never happened: {what}"));
 }
