@@ -1,0 +1,85 @@
+//! Fronts put before a backend: `pegboard serve` over stdio or HTTP (with a one-server config
+//! written to a temporary folder), or a peer gateway given as a command line.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a gateway may take to print the address it listens at.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The namespace the backend gets on the board: its tools are `b-<tool>`.
+pub const NAMESPACE: &str = "b";
+
+/// Write a pegboard config serving `backend` (an argv) under [`NAMESPACE`]; returns its path.
+pub fn write_config(dir: &Path, label: &str, backend: &[String]) -> Result<PathBuf> {
+    let (command, args) = backend.split_first().context("empty backend command")?;
+    let config = serde_json::json!({
+        "mcpServers": { NAMESPACE: { "command": command, "args": args } }
+    });
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{label}.json"));
+    std::fs::write(&path, config.to_string())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// `pegboard serve` over stdio, as an argv.
+pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
+    vec![
+        pegboard.display().to_string(),
+        "serve".into(),
+        "-q".into(),
+        "--config".into(),
+        config.display().to_string(),
+    ]
+}
+
+/// A gateway process serving HTTP at `addr`; killed when dropped.
+pub struct HttpGateway {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    _child: Child,
+}
+
+/// Start `pegboard serve --http 127.0.0.1:0` and read the port it took from its stderr.
+pub async fn start_http(pegboard: &Path, config: &Path) -> Result<HttpGateway> {
+    let mut child = Command::new(pegboard)
+        .args(["serve", "--config"])
+        .arg(config)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", pegboard.display()))?;
+    let stderr = child.stderr.take().context("no stderr pipe")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let found = tokio::time::timeout(LISTEN_TIMEOUT, async {
+        while let Some(line) = lines.next_line().await? {
+            // "pegboard: serving N tools from 1 server at http://127.0.0.1:PORT/mcp"
+            if let Some(rest) = line.split(" at http://").nth(1)
+                && let Some(addr) = rest.split('/').next()
+            {
+                return addr
+                    .parse::<SocketAddr>()
+                    .with_context(|| format!("unexpected address in {line:?}"));
+            }
+        }
+        bail!("pegboard serve --http exited before listening")
+    })
+    .await
+    .context("pegboard serve --http did not start listening in time")??;
+    // Keep draining its stderr so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(HttpGateway {
+        addr: found,
+        _child: child,
+    })
+}
