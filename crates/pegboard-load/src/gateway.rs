@@ -16,11 +16,21 @@ const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// The namespace the backend gets on the board: its tools are `b-<tool>`.
 pub const NAMESPACE: &str = "b";
 
-/// Write a pegboard config serving `backend` (an argv) under [`NAMESPACE`]; returns its path.
-pub fn write_config(dir: &Path, label: &str, backend: &[String]) -> Result<PathBuf> {
+/// Write a pegboard config serving `backend` (an argv, with `env` added) under [`NAMESPACE`];
+/// returns its path.
+pub fn write_config(
+    dir: &Path,
+    label: &str,
+    backend: &[String],
+    env: &[(String, String)],
+) -> Result<PathBuf> {
     let (command, args) = backend.split_first().context("empty backend command")?;
+    let env: serde_json::Map<String, serde_json::Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
     let config = serde_json::json!({
-        "mcpServers": { NAMESPACE: { "command": command, "args": args } }
+        "mcpServers": { NAMESPACE: { "command": command, "args": args, "env": env } }
     });
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("{label}.json"));
@@ -47,9 +57,14 @@ pub struct HttpGateway {
     _child: Child,
 }
 
-/// Start `pegboard serve --http 127.0.0.1:0` and read the port it took from its stderr.
-pub async fn start_http(pegboard: &Path, config: &Path) -> Result<HttpGateway> {
+/// Start `pegboard serve --http 127.0.0.1:0` (with `env` added) and read the port it took from its stderr.
+pub async fn start_http(
+    pegboard: &Path,
+    config: &Path,
+    env: &[(String, String)],
+) -> Result<HttpGateway> {
     let mut child = Command::new(pegboard)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["serve", "--config"])
         .arg(config)
         .args(["--http", "127.0.0.1:0"])

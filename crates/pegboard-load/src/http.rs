@@ -154,7 +154,8 @@ impl HttpPeer {
             let conn = self.endpoint.connect().await?;
             self.conns.push(conn);
         }
-        self.phase(request, concurrency, budget.warmup, None)
+        let warm = Instant::now() + budget.time / 4;
+        self.phase(request, concurrency, budget.warmup, Some(warm))
             .await?;
         let deadline = Instant::now() + budget.time;
         self.phase(request, concurrency, budget.calls, Some(deadline))

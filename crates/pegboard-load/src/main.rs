@@ -9,6 +9,7 @@
 mod backend;
 mod gateway;
 mod http;
+mod relay;
 mod report;
 mod rpc;
 mod stdio;
@@ -43,6 +44,15 @@ enum Cmd {
         #[arg(long, default_value = "2")]
         tools: usize,
     },
+    /// The floor of a stdio hop: forward lines to BACKEND and back, renaming `b-<tool>`.
+    Relay {
+        /// Also parse and re-serialise every message (serde_json::Value).
+        #[arg(long)]
+        parse: bool,
+        /// The backend's command line.
+        #[arg(trailing_var_arg = true, required = true)]
+        backend: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -63,6 +73,22 @@ enum Front {
     Stdio,
     /// Through `pegboard serve --http`, over streamable HTTP.
     Http,
+    /// Through `pegboard-load relay`: the floor of a stdio hop (bytes forwarded, nothing parsed).
+    Relay,
+    /// Through `pegboard-load relay --parse`: the floor plus one JSON parse and write per message.
+    RelayParse,
+}
+
+impl Front {
+    fn label(self) -> &'static str {
+        match self {
+            Front::Direct => "direct",
+            Front::Stdio => "pegboard stdio",
+            Front::Http => "pegboard http",
+            Front::Relay => "relay (floor)",
+            Front::RelayParse => "relay + parse",
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -101,9 +127,24 @@ struct RunArgs {
     /// Tools on the board listed with tools/list (0: skip the listing runs).
     #[arg(long, default_value = "1000")]
     list_tools: usize,
+    /// The gateway binary, when it is not the one given by --pegboard (which also runs the units backend).
+    #[arg(long)]
+    gateway_bin: Option<PathBuf>,
+    /// KEY=VALUE added to the gateway's environment (repeatable), e.g. TOKIO_WORKER_THREADS=1.
+    #[arg(long, value_parser = parse_env)]
+    gateway_env: Vec<(String, String)>,
+    /// KEY=VALUE added to every backend's environment, direct or behind a gateway (repeatable).
+    #[arg(long, value_parser = parse_env)]
+    backend_env: Vec<(String, String)>,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))
 }
 
 /// A backend: its argv, the tool called and the arguments.
@@ -205,21 +246,40 @@ async fn measure(
         .chars()
         .map(|c| if c.is_alphanumeric() { c } else { '_' })
         .collect();
-    let config = gateway::write_config(dir, &slug, &backend.argv)?;
-    let mut direct = StdioPeer::start(&backend.argv)
+    let config = gateway::write_config(dir, &slug, &backend.argv, &args.backend_env)?;
+    let gateway_bin = args.gateway_bin.as_deref().unwrap_or(pegboard);
+    let mut direct = StdioPeer::start(&backend.argv, &args.backend_env)
         .await
         .with_context(|| format!("{label}: direct"))?;
-    let mut via_stdio = match args.fronts.contains(&Front::Stdio) {
-        true => Some(
-            StdioPeer::start(&gateway::stdio_argv(pegboard, &config))
-                .await
-                .with_context(|| format!("{label}: pegboard serve (stdio)"))?,
-        ),
-        false => None,
-    };
+    let me = std::env::current_exe()?.display().to_string();
+    let mut piped = Vec::new();
+    for &front in &args.fronts {
+        let argv = match front {
+            Front::Direct | Front::Http => continue,
+            Front::Stdio => gateway::stdio_argv(gateway_bin, &config),
+            Front::Relay | Front::RelayParse => {
+                let mut argv = vec![me.clone(), "relay".into()];
+                if front == Front::RelayParse {
+                    argv.push("--parse".into());
+                }
+                argv.push("--".into());
+                argv.extend(backend.argv.iter().cloned());
+                argv
+            }
+        };
+        // The relay passes its environment on to the backend it starts, as pegboard does.
+        let env = match front {
+            Front::Stdio => args.gateway_env.clone(),
+            _ => args.backend_env.clone(),
+        };
+        let peer = StdioPeer::start(&argv, &env)
+            .await
+            .with_context(|| format!("{label}: {}", front.label()))?;
+        piped.push((front, peer));
+    }
     let (_http_gateway, mut via_http) = match args.fronts.contains(&Front::Http) {
         true => {
-            let gw = gateway::start_http(pegboard, &config).await?;
+            let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
             let peer = HttpPeer::start(gw.addr, "/mcp")
                 .await
                 .with_context(|| format!("{label}: pegboard serve --http"))?;
@@ -245,9 +305,9 @@ async fn measure(
             .await?;
         let base = Row::new(label, "direct", n, samples, None);
         let mut level = Vec::new();
-        if let Some(peer) = via_stdio.as_mut() {
-            let samples = peer.load(&backend.request(Front::Stdio), n, budget).await?;
-            level.push(Row::new(label, "pegboard stdio", n, samples, Some(&base)));
+        for (front, peer) in &mut piped {
+            let samples = peer.load(&backend.request(*front), n, budget).await?;
+            level.push(Row::new(label, front.label(), n, samples, Some(&base)));
         }
         if let Some(peer) = via_http.as_mut() {
             let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
@@ -257,19 +317,25 @@ async fn measure(
         rows.extend(level);
     }
     direct.close().await;
-    if let Some(peer) = via_stdio {
+    for (_, peer) in piped {
         peer.close().await;
     }
     Ok(rows)
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
+fn main() -> Result<()> {
     let cli = Cli::parse();
-    if let Some(Cmd::Backend { tools }) = cli.command {
-        return backend::run(tools).await;
+    if let Some(Cmd::Relay { parse, backend }) = &cli.command {
+        return relay::run(backend, *parse);
     }
-    let args = cli.run;
+    let runtime = tokio::runtime::Runtime::new()?;
+    match cli.command {
+        Some(Cmd::Backend { tools }) => runtime.block_on(backend::run(tools)),
+        _ => runtime.block_on(run(cli.run)),
+    }
+}
+
+async fn run(args: RunArgs) -> Result<()> {
     let pegboard = match &args.pegboard {
         Some(p) => p.clone(),
         None => std::env::current_exe()?

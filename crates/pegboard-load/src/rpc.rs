@@ -109,7 +109,8 @@ pub fn probe(bytes: &[u8]) -> anyhow::Result<Incoming> {
     Ok(Incoming::Answer(id, outcome))
 }
 
-/// How long a run lasts: `warmup` calls not counted, then up to `calls` calls or `time`, whichever first.
+/// How long a run lasts: `warmup` calls (at most a quarter of `time`) not counted, then up to
+/// `calls` calls or `time`, whichever first.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// Calls made first and not measured.

@@ -24,11 +24,12 @@ pub struct StdioPeer {
 }
 
 impl StdioPeer {
-    /// Start `argv` (its stderr discarded) and complete the MCP handshake.
-    pub async fn start(argv: &[String]) -> Result<Self> {
+    /// Start `argv` with `env` added (its stderr discarded) and complete the MCP handshake.
+    pub async fn start(argv: &[String], env: &[(String, String)]) -> Result<Self> {
         let (program, args) = argv.split_first().context("empty command")?;
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -91,7 +92,8 @@ impl StdioPeer {
         concurrency: usize,
         budget: Budget,
     ) -> Result<Samples> {
-        self.phase(request, concurrency, budget.warmup, None)
+        let warm = Instant::now() + budget.time / 4;
+        self.phase(request, concurrency, budget.warmup, Some(warm))
             .await?;
         self.phase(
             request,
