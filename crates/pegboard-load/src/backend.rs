@@ -113,7 +113,11 @@ impl ServerHandler for Backend {
                     .and_then(|v| v.as_u64())
                     .unwrap_or(1)
                     .min(60_000);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
+                // tokio's timer rounds up to its 1 ms tick (a 1 ms sleep takes ~2 ms); a blocking
+                // sleep on the blocking pool takes the time asked for, as a tool waiting on I/O would.
+                tokio::task::spawn_blocking(move || std::thread::sleep(Duration::from_millis(ms)))
+                    .await
+                    .map_err(|e| ErrorData::internal_error(format!("work failed: {e}"), None))?;
                 Ok(text(format!("worked {ms} ms")))
             }
             name if name.starts_with("filler_") => Ok(text(name.to_owned())),
