@@ -54,7 +54,26 @@ pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
 pub struct HttpGateway {
     /// Where it listens.
     pub addr: SocketAddr,
-    _child: Child,
+    child: Child,
+}
+
+impl HttpGateway {
+    /// Ask it to stop (SIGTERM, so profilers wrapping it get to write their data), then kill it
+    /// if it has not exited within a few seconds.
+    pub async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+        }
+        if tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
 }
 
 /// Start `pegboard serve --http 127.0.0.1:0` (with `env` added) and read the port it took from its stderr.
@@ -79,7 +98,8 @@ pub async fn start_http(
     let found = tokio::time::timeout(LISTEN_TIMEOUT, async {
         while let Some(line) = lines.next_line().await? {
             // "pegboard: serving N tools from 1 server at http://127.0.0.1:PORT/mcp"
-            if let Some(rest) = line.split(" at http://").nth(1)
+            if line.starts_with("pegboard: serving")
+                && let Some(rest) = line.split(" at http://").nth(1)
                 && let Some(addr) = rest.split('/').next()
             {
                 return addr
@@ -93,8 +113,5 @@ pub async fn start_http(
     .context("pegboard serve --http did not start listening in time")??;
     // Keep draining its stderr so it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(HttpGateway {
-        addr: found,
-        _child: child,
-    })
+    Ok(HttpGateway { addr: found, child })
 }

@@ -9,6 +9,7 @@
 mod backend;
 mod gateway;
 mod http;
+mod parse_cost;
 mod relay;
 mod report;
 mod rpc;
@@ -44,6 +45,8 @@ enum Cmd {
         #[arg(long, default_value = "2")]
         tools: usize,
     },
+    /// The JSON work of one tools/call, rmcp's generic parse against a shape-known one (ns per message).
+    ParseCost,
     /// The floor of a stdio hop: forward lines to BACKEND and back, renaming `b-<tool>`.
     Relay {
         /// Also parse and re-serialise every message (serde_json::Value).
@@ -277,7 +280,7 @@ async fn measure(
             .with_context(|| format!("{label}: {}", front.label()))?;
         piped.push((front, peer));
     }
-    let (_http_gateway, mut via_http) = match args.fronts.contains(&Front::Http) {
+    let (http_gateway, mut via_http) = match args.fronts.contains(&Front::Http) {
         true => {
             let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
             let peer = HttpPeer::start(gw.addr, "/mcp")
@@ -320,13 +323,19 @@ async fn measure(
     for (_, peer) in piped {
         peer.close().await;
     }
+    drop(via_http);
+    if let Some(gw) = http_gateway {
+        gw.stop().await;
+    }
     Ok(rows)
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    if let Some(Cmd::Relay { parse, backend }) = &cli.command {
-        return relay::run(backend, *parse);
+    match &cli.command {
+        Some(Cmd::Relay { parse, backend }) => return relay::run(backend, *parse),
+        Some(Cmd::ParseCost) => return parse_cost::run(),
+        _ => {}
     }
     let runtime = tokio::runtime::Runtime::new()?;
     match cli.command {
