@@ -115,3 +115,52 @@ pub async fn start_http(
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok(HttpGateway { addr: found, child })
 }
+
+/// A free loopback port (taken and released: a peer that only reads its port from a config
+/// file gets it next; on loopback the race with other programs is negligible).
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Start the `mcp-proxy` crate's binary (tower-mcp) on a config serving `backend` under
+/// [`NAMESPACE`] with `-` as separator (same tool names as PegBoard's), at `/` on a free port.
+pub async fn start_mcp_proxy(
+    binary: &Path,
+    dir: &Path,
+    label: &str,
+    backend: &[String],
+) -> Result<HttpGateway> {
+    let (command, args) = backend.split_first().context("empty backend command")?;
+    let port = free_port()?;
+    let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+    let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    let config = format!(
+        "[proxy]\nname = \"load\"\nseparator = \"-\"\n\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\
+         [[backends]]\nname = \"{NAMESPACE}\"\ntransport = \"stdio\"\ncommand = {}\nargs = [{}]\n",
+        quote(command),
+        args.join(", ")
+    );
+    let path = dir.join(format!("{label}.mcp-proxy.toml"));
+    std::fs::write(&path, config).with_context(|| format!("cannot write {}", path.display()))?;
+    let child = Command::new(binary)
+        .arg("--config")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = tokio::time::Instant::now() + LISTEN_TIMEOUT;
+    // It prints nothing we can rely on: wait until the port accepts connections.
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        if tokio::time::Instant::now() > deadline {
+            bail!("mcp-proxy did not listen on {addr} in time");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(HttpGateway { addr, child })
+}

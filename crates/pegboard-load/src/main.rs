@@ -80,6 +80,8 @@ enum Front {
     Relay,
     /// Through `pegboard-load relay --parse`: the floor plus one JSON parse and write per message.
     RelayParse,
+    /// Through the `mcp-proxy` crate's gateway (streamable HTTP at `/`); needs --mcp-proxy.
+    McpProxy,
 }
 
 impl Front {
@@ -90,6 +92,7 @@ impl Front {
             Front::Http => "pegboard http",
             Front::Relay => "relay (floor)",
             Front::RelayParse => "relay + parse",
+            Front::McpProxy => "mcp-proxy http",
         }
     }
 }
@@ -133,6 +136,9 @@ struct RunArgs {
     /// The gateway binary, when it is not the one given by --pegboard (which also runs the units backend).
     #[arg(long)]
     gateway_bin: Option<PathBuf>,
+    /// The `mcp-proxy` binary (crates.io `mcp-proxy`), for the `mcp-proxy` front.
+    #[arg(long)]
+    mcp_proxy: Option<PathBuf>,
     /// KEY=VALUE added to the gateway's environment (repeatable), e.g. TOKIO_WORKER_THREADS=1.
     #[arg(long, value_parser = parse_env)]
     gateway_env: Vec<(String, String)>,
@@ -258,7 +264,7 @@ async fn measure(
     let mut piped = Vec::new();
     for &front in &args.fronts {
         let argv = match front {
-            Front::Direct | Front::Http => continue,
+            Front::Direct | Front::Http | Front::McpProxy => continue,
             Front::Stdio => gateway::stdio_argv(gateway_bin, &config),
             Front::Relay | Front::RelayParse => {
                 let mut argv = vec![me.clone(), "relay".into()];
@@ -290,6 +296,18 @@ async fn measure(
         }
         false => (None, None),
     };
+    let (proxy_gateway, mut via_proxy) =
+        match (args.fronts.contains(&Front::McpProxy), &args.mcp_proxy) {
+            (false, _) => (None, None),
+            (true, None) => anyhow::bail!("the mcp-proxy front needs --mcp-proxy PATH"),
+            (true, Some(binary)) => {
+                let gw = gateway::start_mcp_proxy(binary, dir, &slug, &backend.argv).await?;
+                let peer = HttpPeer::start(gw.addr, "/")
+                    .await
+                    .with_context(|| format!("{label}: mcp-proxy"))?;
+                (Some(gw), Some(peer))
+            }
+        };
     // tools/list is what a client does once per session: sequential only.
     let levels: &[usize] = if backend.tool.is_none() {
         &[1]
@@ -316,6 +334,18 @@ async fn measure(
             let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
             level.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
         }
+        if let Some(peer) = via_proxy.as_mut() {
+            let samples = peer
+                .load(&backend.request(Front::McpProxy), n, budget)
+                .await?;
+            level.push(Row::new(
+                label,
+                Front::McpProxy.label(),
+                n,
+                samples,
+                Some(&base),
+            ));
+        }
         rows.push(base);
         rows.extend(level);
     }
@@ -323,8 +353,8 @@ async fn measure(
     for (_, peer) in piped {
         peer.close().await;
     }
-    drop(via_http);
-    if let Some(gw) = http_gateway {
+    drop((via_http, via_proxy));
+    for gw in [http_gateway, proxy_gateway].into_iter().flatten() {
         gw.stop().await;
     }
     Ok(rows)
