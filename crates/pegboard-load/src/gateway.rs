@@ -1,0 +1,166 @@
+//! Fronts put before a backend: `pegboard serve` over stdio or HTTP (with a one-server config
+//! written to a temporary folder), or a peer gateway given as a command line.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a gateway may take to print the address it listens at.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The namespace the backend gets on the board: its tools are `b-<tool>`.
+pub const NAMESPACE: &str = "b";
+
+/// Write a pegboard config serving `backend` (an argv, with `env` added) under [`NAMESPACE`];
+/// returns its path.
+pub fn write_config(
+    dir: &Path,
+    label: &str,
+    backend: &[String],
+    env: &[(String, String)],
+) -> Result<PathBuf> {
+    let (command, args) = backend.split_first().context("empty backend command")?;
+    let env: serde_json::Map<String, serde_json::Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    let config = serde_json::json!({
+        "mcpServers": { NAMESPACE: { "command": command, "args": args, "env": env } }
+    });
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{label}.json"));
+    std::fs::write(&path, config.to_string())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// `pegboard serve` over stdio, as an argv.
+pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
+    vec![
+        pegboard.display().to_string(),
+        "serve".into(),
+        "-q".into(),
+        "--config".into(),
+        config.display().to_string(),
+    ]
+}
+
+/// A gateway process serving HTTP at `addr`; killed when dropped.
+pub struct HttpGateway {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    child: Child,
+}
+
+impl HttpGateway {
+    /// Ask it to stop (SIGTERM, so profilers wrapping it get to write their data), then kill it
+    /// if it has not exited within a few seconds.
+    pub async fn stop(mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status()
+                .await;
+        }
+        if tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// Start `pegboard serve --http 127.0.0.1:0` (with `env` added) and read the port it took from its stderr.
+pub async fn start_http(
+    pegboard: &Path,
+    config: &Path,
+    env: &[(String, String)],
+) -> Result<HttpGateway> {
+    let mut child = Command::new(pegboard)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args(["serve", "--config"])
+        .arg(config)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", pegboard.display()))?;
+    let stderr = child.stderr.take().context("no stderr pipe")?;
+    let mut lines = BufReader::new(stderr).lines();
+    let found = tokio::time::timeout(LISTEN_TIMEOUT, async {
+        while let Some(line) = lines.next_line().await? {
+            // "pegboard: serving N tools from 1 server at http://127.0.0.1:PORT/mcp"
+            if line.starts_with("pegboard: serving")
+                && let Some(rest) = line.split(" at http://").nth(1)
+                && let Some(addr) = rest.split('/').next()
+            {
+                return addr
+                    .parse::<SocketAddr>()
+                    .with_context(|| format!("unexpected address in {line:?}"));
+            }
+        }
+        bail!("pegboard serve --http exited before listening")
+    })
+    .await
+    .context("pegboard serve --http did not start listening in time")??;
+    // Keep draining its stderr so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(HttpGateway { addr: found, child })
+}
+
+/// A free loopback port (taken and released: a peer that only reads its port from a config
+/// file gets it next; on loopback the race with other programs is negligible).
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Start the `mcp-proxy` crate's binary (tower-mcp) on a config serving `backend` under
+/// [`NAMESPACE`] with `-` as separator (same tool names as PegBoard's), at `/` on a free port.
+pub async fn start_mcp_proxy(
+    binary: &Path,
+    dir: &Path,
+    label: &str,
+    backend: &[String],
+) -> Result<HttpGateway> {
+    let (command, args) = backend.split_first().context("empty backend command")?;
+    let port = free_port()?;
+    let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+    let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+    let config = format!(
+        "[proxy]\nname = \"load\"\nseparator = \"-\"\n\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\
+         [[backends]]\nname = \"{NAMESPACE}\"\ntransport = \"stdio\"\ncommand = {}\nargs = [{}]\n",
+        quote(command),
+        args.join(", ")
+    );
+    let path = dir.join(format!("{label}.mcp-proxy.toml"));
+    std::fs::write(&path, config).with_context(|| format!("cannot write {}", path.display()))?;
+    let child = Command::new(binary)
+        .arg("--config")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = tokio::time::Instant::now() + LISTEN_TIMEOUT;
+    // It prints nothing we can rely on: wait until the port accepts connections.
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        if tokio::time::Instant::now() > deadline {
+            bail!("mcp-proxy did not listen on {addr} in time");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(HttpGateway { addr, child })
+}

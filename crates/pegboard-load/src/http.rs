@@ -1,0 +1,225 @@
+//! The streamable HTTP client: HTTP/1.1 keep-alive connections (hyper's bare connection API, no
+//! pool, `TCP_NODELAY` on), one MCP session shared by all of them, N connections for N in flight.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderValue};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::rpc::{self, Budget, INITIALIZED, Incoming, PROTOCOL_VERSION, Samples, Template};
+
+const SESSION: &str = "mcp-session-id";
+
+/// One keep-alive connection.
+struct Conn {
+    sender: http1::SendRequest<Full<Bytes>>,
+}
+
+/// What the harness needs to address the endpoint.
+#[derive(Clone)]
+struct Endpoint {
+    addr: SocketAddr,
+    path: String,
+    host: HeaderValue,
+    session: Option<HeaderValue>,
+}
+
+impl Endpoint {
+    async fn connect(&self) -> Result<Conn> {
+        let stream = TcpStream::connect(self.addr)
+            .await
+            .with_context(|| format!("cannot connect to {}", self.addr))?;
+        // The harness's own writes must not wait for ACKs: what is measured is the server's side.
+        stream.set_nodelay(true)?;
+        let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        Ok(Conn { sender })
+    }
+
+    /// POST one message; the status and the JSON-RPC message found in the body (if any).
+    async fn post(
+        &self,
+        conn: &mut Conn,
+        body: Vec<u8>,
+    ) -> Result<(StatusCode, Option<HeaderValue>, Option<Bytes>)> {
+        let mut request = Request::post(self.path.as_str())
+            .header(HOST, self.host.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION);
+        if let Some(session) = &self.session {
+            request = request.header(SESSION, session.clone());
+        }
+        let request = request.body(Full::new(Bytes::from(body)))?;
+        conn.sender.ready().await?;
+        let response = conn.sender.send_request(request).await?;
+        let (parts, body) = response.into_parts();
+        let session = parts.headers.get(SESSION).cloned();
+        let sse = parts
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let bytes = body.collect().await?.to_bytes();
+        let message = if sse {
+            sse_message(&bytes)
+        } else {
+            Some(bytes)
+        };
+        Ok((parts.status, session, message.filter(|m| !m.is_empty())))
+    }
+
+    /// POST a request and probe its answer.
+    async fn call(&self, conn: &mut Conn, body: Vec<u8>) -> Result<(u64, Result<(), String>)> {
+        let (status, _, message) = self.post(conn, body).await?;
+        if !status.is_success() {
+            return Ok((0, Err(format!("HTTP {status}"))));
+        }
+        match rpc::probe(message.as_deref().unwrap_or_default())? {
+            Incoming::Answer(id, outcome) => Ok((id, outcome)),
+            Incoming::Other => bail!("the HTTP answer held no JSON-RPC response"),
+        }
+    }
+}
+
+/// The first `data:` line holding a JSON object, in an SSE body.
+fn sse_message(body: &Bytes) -> Option<Bytes> {
+    let mut offset = 0;
+    for line in body.split(|b| *b == b'\n') {
+        let start = offset;
+        offset += line.len() + 1;
+        let Some(data) = line.strip_prefix(b"data:") else {
+            continue;
+        };
+        let trimmed = data.trim_ascii();
+        if trimmed.first() == Some(&b'{') {
+            let begin = start + 5 + (data.len() - data.trim_ascii_start().len());
+            return Some(body.slice(begin..begin + trimmed.len()));
+        }
+    }
+    None
+}
+
+/// An MCP session over streamable HTTP.
+pub struct HttpPeer {
+    endpoint: Endpoint,
+    conns: Vec<Conn>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl HttpPeer {
+    /// Open a session at `http://addr/path`: initialize (keeping the session id), then initialized.
+    pub async fn start(addr: SocketAddr, path: &str) -> Result<Self> {
+        let mut endpoint = Endpoint {
+            addr,
+            path: path.to_owned(),
+            host: HeaderValue::from_str(&addr.to_string())?,
+            session: None,
+        };
+        let mut conn = endpoint.connect().await?;
+        let init = Template::new("initialize", &rpc::initialize_params()).build(1);
+        let (status, session, message) = endpoint.post(&mut conn, init).await?;
+        if !status.is_success() || message.is_none() {
+            bail!("initialize over HTTP answered {status}");
+        }
+        endpoint.session = session;
+        let (status, _, _) = endpoint.post(&mut conn, INITIALIZED.to_vec()).await?;
+        if !status.is_success() {
+            bail!("notifications/initialized over HTTP answered {status}");
+        }
+        Ok(Self {
+            endpoint,
+            conns: vec![conn],
+            next_id: Arc::new(AtomicU64::new(2)),
+        })
+    }
+
+    /// Warm up, then measure `request` over `concurrency` keep-alive connections.
+    pub async fn load(
+        &mut self,
+        request: &Template,
+        concurrency: usize,
+        budget: Budget,
+    ) -> Result<Samples> {
+        while self.conns.len() < concurrency {
+            let conn = self.endpoint.connect().await?;
+            self.conns.push(conn);
+        }
+        let warm = Instant::now() + budget.time / 4;
+        self.phase(request, concurrency, budget.warmup, Some(warm))
+            .await?;
+        let deadline = Instant::now() + budget.time;
+        self.phase(request, concurrency, budget.calls, Some(deadline))
+            .await
+    }
+
+    async fn phase(
+        &mut self,
+        request: &Template,
+        concurrency: usize,
+        count: u64,
+        deadline: Option<Instant>,
+    ) -> Result<Samples> {
+        let issued = Arc::new(AtomicU64::new(0));
+        let mut tasks = Vec::with_capacity(concurrency);
+        let start = Instant::now();
+        for mut conn in self.conns.drain(..concurrency) {
+            let (endpoint, request) = (self.endpoint.clone(), request.clone());
+            let (issued, ids) = (issued.clone(), self.next_id.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut samples = Samples::default();
+                while issued.fetch_add(1, Ordering::Relaxed) < count
+                    && deadline.is_none_or(|d| Instant::now() < d)
+                {
+                    let body = request.build(ids.fetch_add(1, Ordering::Relaxed));
+                    let sent = Instant::now();
+                    match endpoint.call(&mut conn, body).await {
+                        Ok((_, outcome)) => samples.record(sent, outcome),
+                        Err(e) => return (conn, samples, Err(e)),
+                    }
+                }
+                (conn, samples, Ok(()))
+            }));
+        }
+        let mut all = Samples::default();
+        let mut failure = None;
+        for task in tasks {
+            let (conn, samples, result) = task.await?;
+            self.conns.push(conn);
+            all.latencies_ns.extend(samples.latencies_ns);
+            all.errors += samples.errors;
+            if all.first_error.is_none() {
+                all.first_error = samples.first_error;
+            }
+            if let Err(e) = result {
+                failure.get_or_insert(e);
+            }
+        }
+        all.elapsed = start.elapsed();
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(all),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_finds_the_json_data_line() {
+        let body = Bytes::from_static(b"id: 0\nretry: 3000\ndata:\n\nid: 1\ndata: {\"id\":7}\n\n");
+        assert_eq!(sse_message(&body).as_deref(), Some(&b"{\"id\":7}"[..]));
+        assert_eq!(sse_message(&Bytes::from_static(b"data:\n\n")), None);
+    }
+}

@@ -1,0 +1,127 @@
+//! Rows of results: percentiles, ratios to the direct run, and the table / JSON output.
+
+use serde::Serialize;
+
+use crate::rpc::Samples;
+
+/// One measured run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The backend (and the operation, for tools/list).
+    pub backend: String,
+    /// `direct`, `stdio` (through `pegboard serve`), `http` (through `pegboard serve --http`), or a peer.
+    pub front: String,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Measured calls.
+    pub calls: usize,
+    /// Calls per second over the measured part.
+    pub calls_per_s: f64,
+    /// Median latency, µs.
+    pub p50_us: f64,
+    /// 99th percentile latency, µs.
+    pub p99_us: f64,
+    /// This row's calls/s over the direct row's (same backend, same concurrency).
+    pub ratio: Option<f64>,
+    /// This row's p50 minus the direct row's, µs.
+    pub added_p50_us: Option<f64>,
+    /// Calls that answered with an error.
+    pub errors: u64,
+    /// The first error's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+/// The nearest-rank percentile `p` (0..=100) of sorted values.
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    // Precision loss converting counts to f64 is irrelevant at these sizes.
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1] as f64
+}
+
+impl Row {
+    /// Summarise `samples`; `direct` is the row to compare with (none for the direct row itself).
+    pub fn new(
+        backend: &str,
+        front: &str,
+        concurrency: usize,
+        mut samples: Samples,
+        direct: Option<&Row>,
+    ) -> Self {
+        samples.latencies_ns.sort_unstable();
+        let calls = samples.latencies_ns.len();
+        #[allow(clippy::cast_precision_loss)]
+        let calls_per_s = calls as f64 / samples.elapsed.as_secs_f64().max(1e-9);
+        let p50_us = percentile(&samples.latencies_ns, 50.0) / 1000.0;
+        let p99_us = percentile(&samples.latencies_ns, 99.0) / 1000.0;
+        Self {
+            backend: backend.to_owned(),
+            front: front.to_owned(),
+            concurrency,
+            calls,
+            calls_per_s,
+            p50_us,
+            p99_us,
+            ratio: direct.map(|d| calls_per_s / d.calls_per_s),
+            added_p50_us: direct.map(|d| p50_us - d.p50_us),
+            errors: samples.errors,
+            first_error: samples.first_error,
+        }
+    }
+}
+
+/// The rows as an aligned Markdown table.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| backend | front | in flight | calls | calls/s | p50 µs | p99 µs | × direct | +p50 µs | errors |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for r in rows {
+        let ratio = r.ratio.map_or("—".into(), |x| format!("{x:.2}"));
+        let added = r.added_p50_us.map_or("—".into(), |x| format!("{x:+.0}"));
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} |\n",
+            r.backend,
+            r.front,
+            r.concurrency,
+            r.calls,
+            r.calls_per_s,
+            r.p50_us,
+            r.p99_us,
+            ratio,
+            added,
+            r.errors
+        ));
+    }
+    for r in rows.iter().filter(|r| r.first_error.is_some()) {
+        out.push_str(&format!(
+            "\n{} via {} at {}: first error: {}",
+            r.backend,
+            r.front,
+            r.concurrency,
+            r.first_error.as_deref().unwrap_or_default()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), 50.0);
+        assert_eq!(percentile(&v, 99.0), 99.0);
+        assert_eq!(percentile(&[7], 99.0), 7.0);
+    }
+}
