@@ -5,6 +5,11 @@
 //! must equal the direct one: same `ok`, same `value` (the clients decode PegBoard's names and URIs
 //! back, and fail a feature whose names are not namespaced as expected).
 //!
+//! What does not pass through yet is written down, with the reason, in
+//! `tests/clients/known_gaps.json` (per client and transport). A test fails when a feature differs
+//! that the file does not list (a regression), and also when a listed feature now comes through
+//! the same (the list is stale: take it out), so the file always says exactly what is missing.
+//!
 //! The clients are `tests/clients/{python/features.py,ts/features.mjs}`: one JSON line per feature,
 //! each with its own deadline inside the client, so no test waits on a sleep. One test per
 //! client × transport prints a per-feature table and fails naming the features that differ.
@@ -56,7 +61,7 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Sdk {
     Python(&'static str),
     Ts,
@@ -264,6 +269,37 @@ async fn through_gateway(sdk: Sdk, transport: Transport) -> Result<Run> {
     }
 }
 
+/// The key of a client run in `known_gaps.json`, e.g. `python-legacy/stdio`.
+fn run_key(sdk: Sdk, transport: Transport) -> String {
+    let sdk = match sdk {
+        Sdk::Python(mode) => format!("python-{mode}"),
+        Sdk::Ts => "typescript".to_owned(),
+    };
+    let transport = match transport {
+        Transport::Stdio => "stdio",
+        Transport::Http => "http",
+    };
+    format!("{sdk}/{transport}")
+}
+
+/// The features known not to pass through for this run, each with its reason.
+fn known_gaps(key: &str) -> Result<BTreeMap<String, String>> {
+    let path = clients_dir().join("known_gaps.json");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("read {}", path.display()))?;
+    let all: BTreeMap<String, Value> = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a JSON object", path.display()))?;
+    let Some(gaps) = all.get(key) else {
+        return Ok(BTreeMap::new());
+    };
+    serde_json::from_value(gaps.clone()).with_context(|| {
+        format!(
+            "{}: `{key}` must map feature names to reasons",
+            path.display()
+        )
+    })
+}
+
 fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 160 {
@@ -277,14 +313,19 @@ fn short(v: &Value) -> String {
 }
 
 /// Run both sides, print the table, fail listing every feature whose gateway result differs from
-/// the direct one (or that fails directly: then the client or the environment is broken).
+/// the direct one and is not a known gap, every known gap that now comes through the same, and
+/// every feature that fails directly (then the client or the environment is broken).
 async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
+    let key = run_key(sdk, transport);
+    let gaps = known_gaps(&key)?;
     let direct = direct(sdk, transport).await.context("direct run")?;
     let gateway = through_gateway(sdk, transport)
         .await
         .context("run through pegboard")?;
     let mut table = format!("{sdk:?} over {transport:?}: feature | direct | through pegboard\n");
     let mut differ = Vec::new();
+    let mut known = Vec::new();
+    let mut stale = Vec::new();
     let mut broken = Vec::new();
     let (mut same, mut total) = (0_usize, 0_usize);
     for name in &direct.order {
@@ -313,6 +354,11 @@ async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
             broken.push(format!("{name}: fails directly: {}", short(&d.detail)));
         } else if equal {
             same += usize::from(counted);
+            if gaps.contains_key(name) {
+                stale.push(name.clone());
+            }
+        } else if gaps.contains_key(name) {
+            known.push(name.clone());
         } else {
             let g_value = g.map_or(Value::Null, |g| g.value.clone());
             differ.push(format!(
@@ -325,13 +371,33 @@ async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
     }
     let _ = writeln!(
         table,
-        "  {same} of {total} features the same through pegboard (connect aside)"
+        "  {same} of {total} features the same through pegboard (connect aside); known gaps ({key}): {}",
+        if known.is_empty() {
+            "none".to_owned()
+        } else {
+            known.join(", ")
+        }
     );
+    for name in &known {
+        let _ = writeln!(table, "    {name}: {}", gaps[name]);
+    }
     println!("{table}");
-    if !broken.is_empty() || !differ.is_empty() {
+    let unknown: Vec<&String> = gaps
+        .keys()
+        .filter(|name| !direct.features.contains_key(*name))
+        .collect();
+    if !broken.is_empty() || !differ.is_empty() || !stale.is_empty() || !unknown.is_empty() {
         bail!(
-            "{sdk:?} over {transport:?}: {} of {total} features differ through pegboard, {} fail directly\n{}\n{}\n--- client stderr through pegboard (tail)\n{}",
+            "{sdk:?} over {transport:?}: {} features differ through pegboard that known_gaps.json does not list, {} listed there now come through the same (take them out: {}), {} listed there are not features the client checks ({}), {} fail directly\n{}\n{}\n--- client stderr through pegboard (tail)\n{}",
             differ.len(),
+            stale.len(),
+            stale.join(", "),
+            unknown.len(),
+            unknown
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             broken.len(),
             broken.join("\n"),
             differ.join("\n"),
