@@ -125,6 +125,8 @@ pub struct Connection {
     pub watch: pegboard::client::ToolListWatch,
     /// The child's stderr tail (stdio servers only).
     pub stderr: Option<StderrTail>,
+    /// Ties the connection's in-flight calls to downstream sessions.
+    pub hub: Arc<crate::upstream::Hub>,
 }
 
 /// Put a connection on the board; returns where it was stored and how many tools it brought.
@@ -135,7 +137,8 @@ pub async fn register(
 ) -> Result<pegboard::Added> {
     let mut options = ServiceOptions::new()
         .deny(server.deny.iter().cloned())
-        .watch(conn.watch);
+        .watch(conn.watch)
+        .extension(conn.hub);
     if let Some(allow) = &server.allow {
         options = options.allow(allow.iter().cloned());
     }
@@ -160,8 +163,14 @@ pub async fn register(
 
 /// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`.
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
-    let (handler, watch) = pegboard::client::watch_tools();
-    let handler = handler.with_client_info("pegboard", env!("CARGO_PKG_VERSION"));
+    let (watching, watch) = pegboard::client::watch_tools();
+    let hub = crate::upstream::Hub::new(
+        server
+            .namespace
+            .clone()
+            .unwrap_or_else(|| server.name.clone()),
+    );
+    let handler = crate::upstream::UpstreamClient::new(watching, hub.clone(), true);
     match &server.transport {
         Transport::Stdio {
             command,
@@ -190,6 +199,7 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
                     service,
                     watch,
                     stderr: Some(tail),
+                    hub,
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
@@ -249,6 +259,7 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
                     service,
                     watch,
                     stderr: None,
+                    hub,
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");

@@ -37,13 +37,18 @@
 
 pub mod config;
 pub mod connect;
+mod downstream;
 mod error;
+mod forward;
 mod gateway;
 pub mod http;
 mod http_client;
+pub mod relay;
 pub mod reload;
 pub mod server;
 pub mod supervise;
+mod tasks;
+pub mod upstream;
 
 use std::path::Path;
 
