@@ -193,7 +193,13 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             } else {
                 tail.mark_closed();
             }
-            match tokio::time::timeout(handshake_timeout, handler.into_dyn().serve(transport)).await
+            match tokio::time::timeout(
+                handshake_timeout,
+                handler
+                    .into_dyn()
+                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+            )
+            .await
             {
                 Ok(Ok(service)) => Ok(Connection {
                     service,
@@ -253,7 +259,13 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             let client =
                 crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
-            match tokio::time::timeout(handshake_timeout, handler.into_dyn().serve(transport)).await
+            match tokio::time::timeout(
+                handshake_timeout,
+                handler
+                    .into_dyn()
+                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+            )
+            .await
             {
                 Ok(Ok(service)) => Ok(Connection {
                     service,

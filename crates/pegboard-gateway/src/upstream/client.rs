@@ -1,6 +1,6 @@
 //! [`UpstreamClient`]: the client handler the gateway connects to each server with. It advertises
 //! what the gateway can relay (sampling, elicitation form and url, roots with listChanged) and
-//! relays it: progress and server-to-client requests to the session whose call caused them, log
+//! relays it: server-to-client requests (progress: see [`super::ProgressTap`]) to the session whose call caused them, log
 //! messages to every session (PASSTHROUGH.md §1.1, §2, §5, §6).
 // Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
 // which the gateway relays.
@@ -15,9 +15,8 @@ use rmcp::{
         ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
         ElicitResult, ElicitationCapability, FormElicitationCapability, GetExtensions,
-        Implementation, ListRootsResult, LoggingMessageNotificationParam,
-        ProgressNotificationParam, RootsCapabilities, SamplingCapability, ServerRequest,
-        UrlElicitationCapability,
+        Implementation, ListRootsResult, LoggingMessageNotificationParam, RootsCapabilities,
+        SamplingCapability, ServerRequest, UrlElicitationCapability,
     },
     service::{InboundStreamOrigin, NotificationContext, OriginatingRequestId, RequestContext},
 };
@@ -158,16 +157,6 @@ impl ClientHandler for UpstreamClient {
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         self.watching.on_tool_list_changed(context).await;
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(flight) = self.hub.flights().by_token(&params.progress_token) {
-            flight.forward_progress(params).await;
-        }
     }
 
     async fn on_logging_message(

@@ -4,6 +4,7 @@
 
 mod client;
 mod flights;
+mod tap;
 
 use std::{
     collections::HashSet,
@@ -12,6 +13,7 @@ use std::{
 
 pub use client::UpstreamClient;
 pub use flights::{Flight, FlightGuard};
+pub use tap::ProgressTap;
 
 use crate::relay::Relay;
 
