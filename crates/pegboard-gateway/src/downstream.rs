@@ -22,6 +22,9 @@ pub struct Session {
     peer: OnceLock<Peer<RoleServer>>,
     level: Mutex<Option<LoggingLevel>>,
     roots: Mutex<Vec<Root>>,
+    /// Whether any upstream logs, decided at the session's first `get_info` and kept: rmcp
+    /// expects a session's capabilities not to change (PASSTHROUGH.md §8).
+    logging: OnceLock<bool>,
 }
 
 impl Session {
@@ -32,6 +35,7 @@ impl Session {
             peer: OnceLock::new(),
             level: Mutex::new(None),
             roots: Mutex::new(Vec::new()),
+            logging: OnceLock::new(),
         })
     }
 
@@ -41,6 +45,16 @@ impl Session {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.peer.get().is_none_or(Peer::is_transport_closed)
+    }
+
+    /// Whether to advertise `logging`: some upstream does.
+    pub(crate) fn offers_logging(&self, board: &PegBoard) -> bool {
+        *self.logging.get_or_init(|| {
+            board.service_peers().iter().any(|(peer, _)| {
+                peer.peer_info()
+                    .is_some_and(|info| info.capabilities.logging.is_some())
+            })
+        })
     }
 
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {

@@ -5,7 +5,10 @@
 use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::{
     RoleServer, ServiceError,
-    model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ServerResult},
+    model::{
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+        ServerResult,
+    },
     service::{PeerRequestOptions, RequestContext},
 };
 
@@ -32,34 +35,33 @@ impl From<PegBoardError> for Failure {
 /// Call `request.name` upstream on behalf of the downstream request in `context`.
 pub(crate) async fn call_tool(
     board: &PegBoard,
-    request: CallToolRequestParams,
+    name: &str,
+    arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
 ) -> Result<CallToolResult, Failure> {
-    let target = board.tool_target(&request.name)?;
+    let target = board.tool_target(name)?;
     let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
-    let name = request.name;
     let mut params = CallToolRequestParams::new(String::from(target.original.as_str()));
-    params.arguments = request.arguments;
-    if let Some(hub) = &hub
-        && hub.needs_task(&target.original)
-    {
-        return tasks::run(&target, hub, &name, params, context).await;
+    params.arguments = arguments;
+    let Some(hub) = hub else {
+        return send(&target, None, name, params, context, can_ask).await;
+    };
+    if hub.is_plain(&target.original) {
+        // The hot path: no copy of the arguments, no task check.
+        return send(&target, Some(&hub), name, params, context, can_ask).await;
     }
-    let outcome = send(
-        &target,
-        hub.as_deref(),
-        &name,
-        params.clone(),
-        context,
-        can_ask,
-    )
-    .await?;
-    if let Some(hub) = &hub
-        && tasks::requires_task(&outcome)
-    {
+    if hub.needs_task(&target.original) {
+        return tasks::run(&target, &hub, name, params, context).await;
+    }
+    // First calls of a tool: keep the arguments in case it turns out to require a task.
+    let outcome = send(&target, Some(&hub), name, params.clone(), context, can_ask).await?;
+    if tasks::requires_task(&outcome) {
         hub.mark_task_tool(&target.original);
-        return tasks::run(&target, hub, &name, params, context).await;
+        return tasks::run(&target, &hub, name, params, context).await;
+    }
+    if outcome.is_error != Some(true) {
+        hub.mark_plain(&target.original);
     }
     Ok(outcome)
 }

@@ -131,7 +131,7 @@ impl ServerHandler for BoardServer {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if !self.stateless {
+        if !self.stateless && self.session.offers_logging(&self.board) {
             capabilities.logging = Some(serde_json::Map::new());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
@@ -158,8 +158,8 @@ impl ServerHandler for BoardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.clone();
-        match forward::call_tool(&self.board, request, &context, !self.stateless).await {
+        let (name, arguments) = (request.name, request.arguments);
+        match forward::call_tool(&self.board, &name, arguments, &context, !self.stateless).await {
             Ok(mut result) => {
                 // The upstream answered on its own connection, maybe of an older protocol
                 // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp

@@ -8,7 +8,7 @@ mod tap;
 
 use std::{
     collections::HashSet,
-    sync::{Arc, Mutex, PoisonError, Weak},
+    sync::{Arc, Mutex, PoisonError, RwLock, Weak},
 };
 
 pub use client::UpstreamClient;
@@ -25,7 +25,10 @@ pub struct Hub {
     flights: flights::Flights,
     relay: Mutex<Weak<Relay>>,
     /// Tools (original names) that answered a plain call with "requires task augmentation".
-    task_tools: Mutex<HashSet<String>>,
+    task_tools: RwLock<HashSet<String>>,
+    /// Tools that answered a plain call normally: their arguments need no copy kept for a
+    /// task retry, so the hot path allocates nothing extra.
+    plain_tools: RwLock<HashSet<String>>,
 }
 
 impl Hub {
@@ -35,7 +38,8 @@ impl Hub {
             namespace: namespace.into(),
             flights: flights::Flights::default(),
             relay: Mutex::new(Weak::new()),
-            task_tools: Mutex::new(HashSet::new()),
+            task_tools: RwLock::new(HashSet::new()),
+            plain_tools: RwLock::new(HashSet::new()),
         })
     }
 
@@ -63,14 +67,29 @@ impl Hub {
     pub(crate) fn needs_task(&self, tool: &str) -> bool {
         let tools = self
             .task_tools
-            .lock()
+            .read()
             .unwrap_or_else(PoisonError::into_inner);
         !tools.is_empty() && tools.contains(tool)
     }
 
     pub(crate) fn mark_task_tool(&self, tool: &str) {
         self.task_tools
-            .lock()
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool.to_string());
+    }
+
+    /// Whether `tool` is known to answer plain calls.
+    pub(crate) fn is_plain(&self, tool: &str) -> bool {
+        self.plain_tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tool)
+    }
+
+    pub(crate) fn mark_plain(&self, tool: &str) {
+        self.plain_tools
+            .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(tool.to_string());
     }
