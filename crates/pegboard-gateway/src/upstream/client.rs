@@ -98,16 +98,24 @@ impl UpstreamClient {
                 )))
             };
         }
-        let mut candidates = flights.matching(can);
+        let in_flight = flights.matching(|_| true);
+        if in_flight.is_empty() {
+            return Err(ErrorData::invalid_request(
+                format!("pegboard: no client call is in flight on '{ns}' to answer {method}"),
+                None,
+            ));
+        }
+        if in_flight.iter().all(|f| !f.can_ask) {
+            return Err(not_found(format!(
+                "pegboard --stateless has no session to ask its client ({method})"
+            )));
+        }
+        let mut candidates: Vec<_> = in_flight.into_iter().filter(|f| can(f)).collect();
         match candidates.len() {
             1 => Ok(candidates.remove(0)),
-            0 => Err(ErrorData::invalid_request(
-                format!(
-                    "pegboard: no client call in flight on '{ns}' can answer {method} (its client did not \
-                     declare it, or no call is running)"
-                ),
-                None,
-            )),
+            0 => Err(not_found(format!(
+                "the client calling through pegboard did not declare support for {method}"
+            ))),
             n => Err(ErrorData::invalid_request(
                 format!(
                     "pegboard: {n} client calls are in flight on '{ns}'; cannot tell which client should \
