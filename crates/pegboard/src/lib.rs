@@ -105,6 +105,7 @@ pub use error::PegBoardError;
 pub use naming::NamingPolicy;
 pub use options::{CallOptions, ServiceOptions};
 pub use refresh::RefreshReport;
+pub use search::ToolMatch;
 pub use slot::{ServiceInfo, ServiceState};
 pub use tool::{Tool, ToolFields};
 

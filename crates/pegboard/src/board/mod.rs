@@ -21,6 +21,7 @@ mod builder;
 mod calls;
 mod reads;
 mod refresh;
+mod search;
 mod services;
 mod writes;
 
