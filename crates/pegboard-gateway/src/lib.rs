@@ -42,6 +42,7 @@ mod gateway;
 pub mod http;
 mod http_client;
 pub mod reload;
+pub mod search_mode;
 pub mod server;
 pub mod supervise;
 
