@@ -194,7 +194,10 @@ fn pegboard_search_prints_the_best_tools_and_json() -> Result<()> {
     let tools = json["tools"].as_array().context("tools")?;
     assert!((1..=2).contains(&tools.len()), "{json}");
     assert_eq!(tools[0]["name"], "units-convert");
-    assert!(tools[0]["score"].as_f64().is_some_and(|s| s > 0.0), "{json}");
+    assert!(
+        tools[0]["score"].as_f64().is_some_and(|s| s > 0.0),
+        "{json}"
+    );
 
     let table = pegboard_cli(&["search", "notes-search"], &config)?;
     let text = String::from_utf8_lossy(&table.stdout);

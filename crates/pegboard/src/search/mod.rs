@@ -223,9 +223,10 @@ impl SearchIndex {
     }
 
     /// An index of exactly `services` (key and tools), in key order, built from this one: a
-    /// service whose tools are all the same shared [`Tool`]s as in this index, in the same order,
-    /// keeps its segment; only the others are analysed.
-    pub(crate) fn rebuilt(&self, mut services: Vec<(usize, Vec<ToolDoc>)>) -> Self {
+    /// service whose tools are all the same shared [`Tool`]s as in this index (one pointer
+    /// compare each), in the same order, keeps its segment; only the others are analysed. This
+    /// is how a board's snapshot gets its index from the previous one.
+    pub fn rebuilt(&self, mut services: Vec<(usize, Vec<ToolDoc>)>) -> Self {
         services.sort_unstable_by_key(|(key, _)| *key);
         let weights = self.inner.config.weights.as_array();
         let mut keys = Vec::with_capacity(services.len());
