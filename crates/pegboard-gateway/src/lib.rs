@@ -45,6 +45,7 @@ pub mod http;
 mod http_client;
 pub mod relay;
 pub mod reload;
+pub mod search_mode;
 pub mod server;
 pub mod supervise;
 mod tasks;
