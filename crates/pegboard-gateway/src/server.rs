@@ -50,6 +50,7 @@ pub struct BoardServer {
     relay: Arc<Relay>,
     session: Arc<Session>,
     stateless: bool,
+    search: Option<crate::search_mode::SearchMode>,
 }
 
 impl BoardServer {
@@ -64,6 +65,7 @@ impl BoardServer {
             relay,
             session,
             stateless: false,
+            search: None,
         }
     }
 
@@ -101,6 +103,14 @@ impl BoardServer {
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Serve in search mode per `settings` (see [`crate::search_mode`]); off does nothing.
+    #[must_use]
+    pub fn with_tool_search(mut self, settings: crate::search_mode::SearchSettings) -> Self {
+        self.search = (settings.mode != crate::search_mode::ToolSearch::Off)
+            .then(|| crate::search_mode::SearchMode::new(self.board.clone(), settings));
         self
     }
 
@@ -146,11 +156,15 @@ impl ServerHandler for BoardServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.board.mcp_tools()))
+        let listed = self.search.as_ref().and_then(|mode| mode.list());
+        Ok(ListToolsResult::with_all_items(
+            listed.unwrap_or_else(|| self.board.mcp_tools()),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.board.get_tool(name).map(|t| t.to_rmcp())
+        let meta = self.search.as_ref().and_then(|mode| mode.get_tool(name));
+        meta.or_else(|| self.board.get_tool(name).map(|t| t.to_rmcp()))
     }
 
     async fn call_tool(
@@ -158,6 +172,10 @@ impl ServerHandler for BoardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let request = match crate::search_mode::intercept(self.search.as_ref(), request) {
+            crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),
+            crate::search_mode::Intercept::Call(request) => request,
+        };
         let (name, arguments) = (request.name, request.arguments);
         match forward::call_tool(&self.board, &name, arguments, &context, !self.stateless).await {
             Ok(mut result) => {

@@ -106,6 +106,7 @@ pub use error::PegBoardError;
 pub use naming::NamingPolicy;
 pub use options::{CallOptions, Extension, ServiceOptions};
 pub use refresh::RefreshReport;
+pub use search::ToolMatch;
 pub use slot::{ServiceInfo, ServiceState};
 pub use tool::{Tool, ToolFields};
 

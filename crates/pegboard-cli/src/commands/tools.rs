@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use pegboard::PegBoard;
-use pegboard::export::Provider;
+use pegboard::export::{ExportOptions, Provider};
 
 use super::{Loaded, fill_board};
 use crate::cli::{Format, ToolsArgs};
@@ -16,21 +16,30 @@ const DESCRIPTION_MAX: usize = 80;
 /// Run `pegboard tools`.
 pub async fn run(args: ToolsArgs, progress: Progress) -> Result<i32> {
     let Loaded { board, .. } = fill_board(&args.config, progress).await?;
-    let printed = print_tools(&board, args.format);
+    let options = ExportOptions::default().defer_loading(args.defer_loading);
+    if args.defer_loading && !matches!(args.format, Format::Anthropic | Format::Openai) {
+        tracing::warn!("--defer-loading applies to --format anthropic and openai only; ignored");
+    }
+    let printed = print_tools_with(&board, args.format, options);
     board.shutdown().await;
     printed.map(|()| 0)
 }
 
 /// Print the board's tools to stdout in `format`.
 pub fn print_tools(board: &PegBoard, format: Format) -> Result<()> {
-    let text = render(board, format)?;
+    print_tools_with(board, format, ExportOptions::default())
+}
+
+/// [`print_tools`] with export options (`defer_loading`).
+pub fn print_tools_with(board: &PegBoard, format: Format, options: ExportOptions) -> Result<()> {
+    let text = render(board, format, options)?;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")
 }
 
-fn render(board: &PegBoard, format: Format) -> Result<String> {
+fn render(board: &PegBoard, format: Format, options: ExportOptions) -> Result<String> {
     let provider = match format {
         Format::Table => return Ok(table(board)),
         Format::Json => {
@@ -42,7 +51,7 @@ fn render(board: &PegBoard, format: Format) -> Result<String> {
         Format::Gemini => Provider::Gemini,
     };
     let value = board
-        .export(provider)
+        .export_with(provider, options)
         .with_context(|| format!("cannot export the tools for {provider:?}"))?;
     Ok(serde_json::to_string_pretty(&value)? + "\n")
 }

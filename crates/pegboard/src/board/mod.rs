@@ -22,6 +22,7 @@ mod calls;
 mod peers;
 mod reads;
 mod refresh;
+mod search;
 mod services;
 mod writes;
 
