@@ -55,6 +55,14 @@ impl WatchingClient {
         self.info.client_info = Implementation::new(name, version);
         self
     }
+
+    /// Declare client capabilities to the server (sampling, elicitation, roots...). Declare only
+    /// what a handler wrapping this one answers: `WatchingClient` itself answers none of them.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.info.capabilities = capabilities;
+        self
+    }
 }
 
 impl ClientHandler for WatchingClient {
