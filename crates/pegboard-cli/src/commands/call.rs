@@ -100,7 +100,7 @@ pub async fn call_and_print(
     };
     let failed = result.is_error == Some(true);
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        crate::output::println(&serde_json::to_string_pretty(&result)?)?;
     } else {
         let text = render_result(&result);
         if failed {
@@ -109,7 +109,7 @@ pub async fn call_and_print(
                 eprintln!("{text}");
             }
         } else if !text.is_empty() {
-            println!("{text}");
+            crate::output::println(&text)?;
         }
     }
     Ok(i32::from(failed))

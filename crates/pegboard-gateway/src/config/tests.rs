@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn vars(name: &str) -> Option<String> {
