@@ -134,6 +134,11 @@ pub struct ConfigArgs {
     /// Seconds each server may take to start and answer the MCP handshake.
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_secs)]
     pub startup_timeout: Duration,
+
+    /// Refuse a config with any unusable entry (an unsupported `type`, an unset `${VAR}`...)
+    /// instead of skipping that entry and serving the others. SIGHUP reloads honour it too.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `pegboard serve`.

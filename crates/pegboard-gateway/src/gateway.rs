@@ -45,7 +45,7 @@ impl Gateway {
         path: Option<&Path>,
         startup_timeout: Duration,
     ) -> Result<Self, GatewayError> {
-        let config = crate::load_config(path).map_err(|e| GatewayError::config(&e))?;
+        let config = crate::load_config(path, false).map_err(|e| GatewayError::config(&e))?;
         Self::start(config, startup_timeout).await
     }
 

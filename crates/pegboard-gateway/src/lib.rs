@@ -37,14 +37,19 @@
 
 pub mod config;
 pub mod connect;
+mod downstream;
 mod error;
+mod forward;
 mod gateway;
 pub mod http;
 mod http_client;
+pub mod relay;
 pub mod reload;
 pub mod search_mode;
 pub mod server;
 pub mod supervise;
+mod tasks;
+pub mod upstream;
 
 use std::path::Path;
 
@@ -56,15 +61,20 @@ pub use crate::gateway::Gateway;
 pub use crate::http::{HttpOptions, MCP_PATH};
 pub use crate::server::BoardServer;
 
-/// Locate and load the config (`explicit`, or the first of the usual locations), logging its warnings.
+/// Locate and load the config (`explicit`, or the first of the usual locations), logging its
+/// warnings and each skipped entry (with its line). With `strict`, a skipped entry is an error.
 ///
 /// # Errors
-/// The file is missing or not a valid config; the message names the file.
-pub fn load_config(explicit: Option<&Path>) -> Result<Config> {
+/// The file is missing or not a valid config, or (`strict`) has an unusable entry; the message
+/// names the file.
+pub fn load_config(explicit: Option<&Path>, strict: bool) -> Result<Config> {
     let path = config::locate(explicit)?;
-    let cfg = config::load(&path)?;
+    let cfg = config::load_strict(&path, strict)?;
     for w in &cfg.warnings {
         tracing::warn!("{w}");
+    }
+    for skipped in cfg.skipped() {
+        tracing::error!("{skipped}");
     }
     tracing::debug!(config = %path.display(), servers = cfg.servers.len(), "config loaded");
     Ok(cfg)

@@ -142,6 +142,7 @@ impl Fleet {
                 .cloned()
                 .collect(),
             warnings: Vec::new(),
+            skipped: Vec::new(),
         };
         let started =
             connect::start_all(&self.board, &to_start, self.handshake_timeout, progress).await;
@@ -301,19 +302,21 @@ impl Hangup {
     }
 }
 
-/// Reload `fleet` from the config at `path` on every SIGHUP; runs until dropped.
+/// Reload `fleet` from the config at `path` on every SIGHUP; runs until dropped. With `strict`,
+/// a config with an unusable entry is refused as a whole (the running servers stay).
 pub async fn on_hangup(
     fleet: &mut Fleet,
     hangup: &mut Hangup,
     path: &Path,
     progress: Progress,
+    strict: bool,
 ) -> Infallible {
     loop {
         hangup.recv().await;
         tracing::info!("SIGHUP: reloading {}", path.display());
         // The path `serve` resolved at startup, not a new search: the file being served is the one to
         // follow, even when another candidate location appears meanwhile.
-        let config = match crate::load_config(Some(path)) {
+        let config = match crate::load_config(Some(path), strict) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(

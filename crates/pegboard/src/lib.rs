@@ -100,10 +100,11 @@ pub mod tokio_usage {}
 
 pub use board::{
     Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder, Route,
+    ToolTarget,
 };
 pub use error::PegBoardError;
 pub use naming::NamingPolicy;
-pub use options::{CallOptions, ServiceOptions};
+pub use options::{CallOptions, Extension, ServiceOptions};
 pub use refresh::RefreshReport;
 pub use search::ToolMatch;
 pub use slot::{ServiceInfo, ServiceState};

@@ -29,7 +29,7 @@ fn samples() -> Vec<(&'static str, serde_json::Value)> {
 pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
     let (config, shown) = match args.config {
         Some(path) => {
-            let config = load_config(Some(&path))?;
+            let config = load_config(Some(&path), false)?;
             (config, format!("--config {}", path.display()))
         }
         None => (bundled_config()?, "--config examples/demo.json".to_string()),
@@ -82,9 +82,11 @@ fn bundled_config() -> Result<crate::config::Config> {
         })
         .collect();
     let text = json!({ "mcpServers": servers }).to_string();
-    crate::config::parse(&text, Path::new("(bundled demo)"), &|var| {
-        std::env::var(var).ok()
-    })
+    Ok(crate::config::parse(
+        &text,
+        Path::new("(bundled demo)"),
+        &|var| std::env::var(var).ok(),
+    )?)
 }
 
 /// `pegboard demo-server NAME`: serve one bundled demo server over stdio (or `--http ADDR`).

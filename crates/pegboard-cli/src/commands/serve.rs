@@ -85,7 +85,7 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     // (what it started is on the board or dies with its dropped connection, and is shut down below).
     let result = tokio::select! {
         r = serving => r,
-        never = reload::on_hangup(&mut fleet, &mut hangup, &config.source, progress) => match never {},
+        never = reload::on_hangup(&mut fleet, &mut hangup, &config.source, progress, args.config.strict) => match never {},
     };
 
     // Stop the supervisors first, so nothing is restarted while the board shuts down.

@@ -19,6 +19,7 @@ use crate::{NamingPolicy, discovery::DiscoveryLimits, registry::Registry};
 
 mod builder;
 mod calls;
+mod peers;
 mod reads;
 mod refresh;
 mod search;
@@ -26,6 +27,7 @@ mod services;
 mod writes;
 
 pub use builder::PegBoardBuilder;
+pub use peers::ToolTarget;
 pub use reads::Route;
 pub use writes::Added;
 

@@ -1,0 +1,461 @@
+//! The config file: the `mcpServers` JSON of Claude Desktop and Cursor, or the `servers` JSON of VS Code.
+//!
+//! ```json
+//! { "mcpServers": {
+//!     "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "${HOME}/memory.json"} },
+//!     "docs":  { "url": "http://127.0.0.1:8931/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"} },
+//!     "units": { "command": "pegboard-demo-units", "prefix": false, "deny": ["reset"], "timeout": 10 }
+//! } }
+//! ```
+//!
+//! The key of each entry is its namespace. PegBoard's own optional fields: `namespace` (override the key),
+//! `prefix` (`false`: tool names are not prefixed), `allow` / `deny` (original tool names), `timeout` (seconds
+//! per call), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
+//!
+//! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
+//! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a
+//! literal `${`. `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
+//! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
+
+mod errors;
+mod raw;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
+use raw::{RawFile, RawServer};
+
+/// A whole config file, parsed and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where it was read from (for messages).
+    pub source: PathBuf,
+    /// The enabled servers, in file order. Disabled entries are dropped.
+    pub servers: Vec<ServerConfig>,
+    /// Non-fatal problems (unknown fields, ignored settings), for the caller to log.
+    pub warnings: Vec<String>,
+    /// Entries that cannot be used (an unsupported `type`, an unset `${VAR}`...): skipped, the
+    /// others are served; `--strict` makes them fatal.
+    pub skipped: Vec<EntryError>,
+}
+
+impl Config {
+    /// The entries that were skipped, each with its line and what to do.
+    pub fn skipped(&self) -> &[EntryError] {
+        &self.skipped
+    }
+}
+
+/// One server entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The entry's key in the file: used in progress messages and logs.
+    pub name: String,
+    /// The namespace its tools are registered under (`None` with `"prefix": false`).
+    pub namespace: Option<String>,
+    /// How to reach it.
+    pub transport: Transport,
+    /// Only these original tool names (all when `None`).
+    pub allow: Option<Vec<String>>,
+    /// Never these original tool names.
+    pub deny: Vec<String>,
+    /// Per-call timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP over its stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables (the child inherits the rest).
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint.
+    Http {
+        /// The endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+        url: String,
+        /// Extra request headers.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio { command, args, .. } => {
+                write!(f, "{command}")?;
+                for a in args {
+                    write!(f, " {a}")?;
+                }
+                Ok(())
+            }
+            Transport::Http { url, .. } => write!(f, "{url}"),
+        }
+    }
+}
+
+/// The file name looked for in the current folder.
+pub const LOCAL_FILE: &str = "pegboard.json";
+
+/// Find the config file: `explicit` if given, else `./pegboard.json`, else
+/// `$XDG_CONFIG_HOME/pegboard/config.json` (or `~/.config/pegboard/config.json`).
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, ConfigError> {
+    if let Some(path) = explicit {
+        if path.is_file() {
+            return Ok(path.to_path_buf());
+        }
+        return Err(ConfigError::NotFound(format!(
+            "config file `{}` does not exist (or is not a file)",
+            path.display()
+        )));
+    }
+    let candidates = default_candidates(
+        std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    );
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let list: Vec<String> = candidates
+        .iter()
+        .map(|p| format!("  {}", p.display()))
+        .collect();
+    Err(ConfigError::NotFound(format!(
+        "no config file found; looked at:\n{}\nwrite one (see `pegboard serve --help`) or pass --config FILE",
+        list.join("\n")
+    )))
+}
+
+fn default_candidates(xdg: Option<PathBuf>, home: Option<PathBuf>) -> Vec<PathBuf> {
+    let mut out = vec![PathBuf::from(LOCAL_FILE)];
+    let base = xdg
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".config")));
+    if let Some(base) = base {
+        out.push(base.join("pegboard").join("config.json"));
+    }
+    out
+}
+
+/// Read and parse the config file at `path`, expanding `${VAR}` from the process environment.
+/// Entries that cannot be used are in [`Config::skipped`].
+///
+/// # Errors
+/// The file cannot be read, or is not a usable config as a whole.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path, &|name| std::env::var(name).ok())
+}
+
+/// [`load`], and with `strict` a skipped entry fails the whole config.
+///
+/// # Errors
+/// As [`load`]; with `strict`, [`ConfigError::Strict`] listing the unusable entries.
+pub fn load_strict(path: &Path, strict: bool) -> Result<Config, ConfigError> {
+    let config = load(path)?;
+    if strict && !config.skipped.is_empty() {
+        return Err(ConfigError::Strict(config.skipped));
+    }
+    Ok(config)
+}
+
+/// Parse config text (one pass). `source` is used for messages; `lookup` reads variables.
+///
+/// # Errors
+/// Invalid JSON, a wrongly shaped file, no server section, or a server key written twice.
+/// A bad entry is not an error: it is skipped and listed in [`Config::skipped`].
+pub fn parse(
+    text: &str,
+    source: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let raw: RawFile = serde_json::from_str(text).map_err(|e| ConfigError::Json {
+        path: source.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    if raw.mcp_servers.is_none() && raw.servers.is_none() {
+        return Err(ConfigError::NoServers {
+            path: source.to_path_buf(),
+        });
+    }
+    let mut entries: Vec<(&str, String, RawServer)> = Vec::new();
+    for (section, list) in [("mcpServers", raw.mcp_servers), ("servers", raw.servers)] {
+        for (name, server) in list.map(|m| m.0).unwrap_or_default() {
+            if entries.iter().any(|(_, n, _)| *n == name) {
+                return Err(ConfigError::InBothSections {
+                    path: source.to_path_buf(),
+                    name,
+                });
+            }
+            entries.push((section, name, server));
+        }
+    }
+
+    let mut warnings = Vec::new();
+    let mut servers = Vec::new();
+    let mut skipped = Vec::new();
+    for (section, name, raw) in entries {
+        for field in raw.unknown.keys() {
+            warnings.push(format!(
+                "{}: server `{name}`: unknown field `{field}` ignored",
+                source.display()
+            ));
+        }
+        if raw.disabled {
+            continue;
+        }
+        match build_server(&name, raw, lookup, &mut warnings) {
+            Ok(server) => servers.push(server),
+            Err(problem) => skipped.push(EntryError {
+                path: source.to_path_buf(),
+                line: line_of(text, section, &name),
+                name,
+                problem,
+            }),
+        }
+    }
+    Ok(Config {
+        source: source.to_path_buf(),
+        servers,
+        warnings,
+        skipped,
+    })
+}
+
+/// The 1-based line of `"name":` inside `section`, found by a text search (serde gives no
+/// positions for values it parsed well); `None` if the key was written with escapes.
+fn line_of(text: &str, section: &str, name: &str) -> Option<usize> {
+    let quoted = |s: &str| serde_json::to_string(s).ok();
+    let start = text.find(&quoted(section)?)?;
+    let key = quoted(name)?;
+    let mut from = start;
+    while let Some(found) = text.get(from..)?.find(&key) {
+        let at = from + found;
+        let after = text.get(at + key.len()..)?.trim_start();
+        if after.starts_with(':') {
+            return Some(text.get(..at)?.matches('\n').count() + 1);
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+/// A namespace the board accepts, made from a config key or `namespace` field: characters
+/// other than letters, digits, `_` and `-` become `_` (`github.com` -> `github_com`,
+/// `My Server` -> `My_Server`).
+pub fn safe_namespace(raw: &str) -> String {
+    raw.trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn invalid(message: impl Into<String>) -> EntryProblem {
+    EntryProblem::Invalid(message.into())
+}
+
+fn build_server(
+    name: &str,
+    raw: RawServer,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> Result<ServerConfig, EntryProblem> {
+    let ex = |s: &str, field: &str| {
+        expand(s, lookup).map_err(|problem| EntryProblem::Variable {
+            field: field.to_string(),
+            problem,
+        })
+    };
+    let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
+    let transport = match (kind.as_deref(), raw.command, raw.url) {
+        (Some("sse"), _, _) => return Err(EntryProblem::Sse),
+        (Some(k), _, _)
+            if !matches!(k, "stdio" | "http" | "streamable-http" | "streamablehttp") =>
+        {
+            return Err(invalid(format!(
+                "unknown `type` `{k}`; use \"stdio\" (with `command`) or \"http\" (with `url`)"
+            )));
+        }
+        (_, Some(_), Some(_)) => return Err(invalid("has both `command` and `url`; keep one")),
+        (Some("stdio"), None, _) => return Err(invalid("`\"type\": \"stdio\"` needs a `command`")),
+        (Some(k), Some(_), None) if k != "stdio" => {
+            return Err(invalid(format!(
+                "`\"type\": \"{k}\"` needs a `url`, not a `command`"
+            )));
+        }
+        (_, Some(command), None) => {
+            let command = ex(&command, "command")?;
+            if command.trim().is_empty() {
+                return Err(invalid("`command` is empty"));
+            }
+            if !raw.headers.is_empty() {
+                warnings.push(format!(
+                    "server `{name}`: `headers` only apply to `url` servers; ignored"
+                ));
+            }
+            let args = raw
+                .args
+                .iter()
+                .map(|a| ex(a, "args"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut env = BTreeMap::new();
+            for (k, v) in &raw.env {
+                env.insert(k.clone(), ex(v, &format!("env.{k}"))?);
+            }
+            let cwd = match raw.cwd {
+                Some(c) => Some(PathBuf::from(ex(&c, "cwd")?)),
+                None => None,
+            };
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            }
+        }
+        (_, None, Some(url)) => {
+            let url = ex(&url, "url")?;
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(invalid(format!(
+                    "`url` `{url}` must start with http:// or https://"
+                )));
+            }
+            for (field, set) in [
+                ("args", !raw.args.is_empty()),
+                ("env", !raw.env.is_empty()),
+                ("cwd", raw.cwd.is_some()),
+            ] {
+                if set {
+                    warnings.push(format!(
+                        "server `{name}`: `{field}` only applies to `command` servers; ignored"
+                    ));
+                }
+            }
+            let mut headers = BTreeMap::new();
+            for (k, v) in &raw.headers {
+                headers.insert(k.clone(), ex(v, &format!("headers.{k}"))?);
+            }
+            Transport::Http { url, headers }
+        }
+        (_, None, None) => {
+            return Err(invalid(
+                "has neither `command` (a program to start) nor `url` (a streamable HTTP endpoint); \
+                 add one, or set `\"disabled\": true`",
+            ));
+        }
+    };
+
+    let namespace = if raw.prefix == Some(false) {
+        if raw.namespace.is_some() {
+            warnings.push(format!(
+                "server `{name}`: `namespace` is ignored because `prefix` is false"
+            ));
+        }
+        None
+    } else {
+        let ns = raw.namespace.unwrap_or_else(|| name.to_string());
+        if ns.trim().is_empty() {
+            return Err(invalid(
+                "`namespace` is empty; give a name or set `\"prefix\": false`",
+            ));
+        }
+        let safe = safe_namespace(&ns);
+        if safe.chars().all(|c| c == '-') {
+            return Err(invalid(format!(
+                "namespace `{ns}` has no letter or digit; set `\"namespace\"` to a name such as `tools`"
+            )));
+        }
+        Some(safe)
+    };
+
+    let timeout = match raw.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(invalid(format!(
+                "`timeout` must be a number of seconds between 0 and 86400 (got {t})"
+            )));
+        }
+    };
+
+    Ok(ServerConfig {
+        name: name.to_string(),
+        namespace,
+        transport,
+        allow: raw.allow,
+        deny: raw.deny,
+        timeout,
+    })
+}
+
+/// Expand `${VAR}` and `${VAR:-fallback}`; `$${` is a literal `${`; any other `$` is kept as is.
+///
+/// # Errors
+/// A [`VariableProblem`]: an unset variable, an editor variable, an unclosed `${`.
+pub fn expand(
+    input: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, VariableProblem> {
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(escaped) = after.strip_prefix("${") {
+            out.push_str("${");
+            rest = escaped;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let Some(end) = body.find('}') else {
+                return Err(VariableProblem::Unclosed(input.to_string()));
+            };
+            let inner = &body[..end];
+            let (var, fallback) = match inner.split_once(":-") {
+                Some((v, f)) => (v, Some(f)),
+                None => (inner, None),
+            };
+            if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                if var.contains(':') {
+                    return Err(VariableProblem::Editor(inner.to_string()));
+                }
+                return Err(VariableProblem::NotAName(inner.to_string()));
+            }
+            match (
+                lookup(var).filter(|v| fallback.is_none() || !v.is_empty()),
+                fallback,
+            ) {
+                (Some(v), _) => out.push_str(&v),
+                (None, Some(f)) => out.push_str(f),
+                (None, None) => return Err(VariableProblem::Unset(var.to_string())),
+            }
+            rest = &body[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}

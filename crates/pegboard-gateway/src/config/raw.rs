@@ -1,0 +1,78 @@
+//! The file as serde reads it, in one pass: entries keep the file's order ([`IndexMap`]), a key
+//! repeated inside one section is refused while parsing, and fields pegboard does not know are
+//! kept aside so they can be named in a warning.
+
+use std::{collections::BTreeMap, fmt, marker::PhantomData};
+
+use indexmap::IndexMap;
+use serde::{
+    Deserialize, Deserializer,
+    de::{self, MapAccess, Visitor},
+};
+use serde_json::Value;
+
+/// The top level: Claude Desktop / Cursor's `mcpServers`, VS Code's `servers`.
+#[derive(Deserialize)]
+pub(super) struct RawFile {
+    #[serde(rename = "mcpServers")]
+    pub(super) mcp_servers: Option<Entries>,
+    pub(super) servers: Option<Entries>,
+}
+
+/// One section's entries, in file order, each key at most once.
+pub(super) struct Entries(pub(super) IndexMap<String, RawServer>);
+
+impl<'de> Deserialize<'de> for Entries {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(UniqueKeys(PhantomData))
+    }
+}
+
+/// serde_json keeps the last of two equal keys silently; a config with one server written twice
+/// almost always means a copy-paste slip, so it is refused where it is read.
+struct UniqueKeys<V>(PhantomData<V>);
+
+impl<'de> Visitor<'de> for UniqueKeys<RawServer> {
+    type Value = Entries;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of server entries")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = IndexMap::with_capacity(map.size_hint().unwrap_or(0).min(256));
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format!(
+                    "server `{key}` appears twice; keep one"
+                )));
+            }
+            let value = map.next_value::<RawServer>()?;
+            out.insert(key, value);
+        }
+        Ok(Entries(out))
+    }
+}
+
+/// One entry as written.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct RawServer {
+    pub(super) command: Option<String>,
+    pub(super) args: Vec<String>,
+    pub(super) env: BTreeMap<String, String>,
+    pub(super) cwd: Option<String>,
+    pub(super) url: Option<String>,
+    pub(super) headers: BTreeMap<String, String>,
+    #[serde(rename = "type")]
+    pub(super) kind: Option<String>,
+    pub(super) namespace: Option<String>,
+    pub(super) prefix: Option<bool>,
+    pub(super) allow: Option<Vec<String>>,
+    pub(super) deny: Vec<String>,
+    pub(super) timeout: Option<f64>,
+    pub(super) disabled: bool,
+    /// Fields pegboard does not read (`autoApprove`, `envFile`, ...), for a warning.
+    #[serde(flatten)]
+    pub(super) unknown: IndexMap<String, Value>,
+}
