@@ -1,7 +1,7 @@
 //! [`BoardServer`]: a [`PegBoard`] served as one MCP server (feature `server`).
 //!
 //! `tools/list` answers from the board's snapshot, `tools/call` is forwarded upstream with its
-//! progress, cancellation and server-to-client requests ([`crate::forward`]), logging is relayed
+//! progress, cancellation and server-to-client requests (see `forward.rs`), logging is relayed
 //! both ways, and every downstream client is sent `notifications/tools/list_changed` when the
 //! board changes. Each downstream session gets its own [`BoardServer::session`].
 //! Serve it over any rmcp transport: stdio, or streamable HTTP inside your own axum app.

@@ -110,7 +110,7 @@ impl ServerHandler for Upstream {
 #[derive(Clone)]
 struct Downstream {
     name: &'static str,
-    progress: mpsc::UnboundedSender<f64>,
+    progress: mpsc::UnboundedSender<(f64, Option<f64>)>,
 }
 
 impl ClientHandler for Downstream {
@@ -136,7 +136,7 @@ impl ClientHandler for Downstream {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let _ = self.progress.send(params.progress);
+        let _ = self.progress.send((params.progress, params.total));
     }
 }
 
@@ -192,7 +192,7 @@ type Client = RunningService<RoleClient, Downstream>;
 async fn session(
     server: &BoardServer,
     name: &'static str,
-) -> (Client, mpsc::UnboundedReceiver<f64>) {
+) -> (Client, mpsc::UnboundedReceiver<(f64, Option<f64>)>) {
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let handler = server.session();
     tokio::spawn(async move {
@@ -228,12 +228,21 @@ async fn call_with_token(
     }
 }
 
-fn drain(rx: &mut mpsc::UnboundedReceiver<f64>) -> Vec<f64> {
-    let mut out = Vec::new();
-    while let Ok(v) = rx.try_recv() {
-        out.push(v);
+/// The next `n` progress notifications, sorted: the client runs its notification handlers on
+/// tasks of their own, so arrival order at the handler is not the wire order.
+async fn take(
+    rx: &mut mpsc::UnboundedReceiver<(f64, Option<f64>)>,
+    n: usize,
+) -> Vec<(f64, Option<f64>)> {
+    let mut seen = Vec::new();
+    for _ in 0..n {
+        let next = tokio::time::timeout(WAIT, rx.recv())
+            .await
+            .expect("progress arrives");
+        seen.push(next.expect("client still there"));
     }
-    out
+    seen.sort_by(|a, b| a.0.total_cmp(&b.0));
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,9 +260,18 @@ async fn two_sessions_with_the_same_progress_token_each_get_their_own() {
     .expect("both calls answered");
     assert_eq!(text(&ra.unwrap()), "done");
     assert_eq!(text(&rb.unwrap()), "done");
-    // Progress is written downstream before the result (ProgressTap), so it is all here now.
-    assert_eq!(drain(&mut a_seen), vec![1.0, 2.0, 3.0]);
-    assert_eq!(drain(&mut b_seen), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+    // Each session sees only its own call's progress: totals tell the two calls apart.
+    let want = |n: u32| {
+        (1..=n)
+            .map(|i| (f64::from(i), Some(f64::from(n))))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(take(&mut a_seen, 3).await, want(3));
+    assert_eq!(take(&mut b_seen, 5).await, want(5));
+    assert!(
+        a_seen.try_recv().is_err() && b_seen.try_recv().is_err(),
+        "no stray progress"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -110,9 +110,16 @@ impl UpstreamClient {
                 "pegboard --stateless has no session to ask its client ({method})"
             )));
         }
+        // No legacy handshake: the session speaks 2026-07-28, where rmcp sends no
+        // server-to-client requests.
+        let modern = in_flight.iter().any(|f| f.ds_peer.peer_info().is_none());
         let mut candidates: Vec<_> = in_flight.into_iter().filter(|f| can(f)).collect();
         match candidates.len() {
             1 => Ok(candidates.remove(0)),
+            0 if modern => Err(not_found(format!(
+                "the client speaks MCP 2026-07-28 with pegboard, which cannot send it {method} \
+                 mid-call yet (no input_required bridge); connect with protocol 2025-11-25"
+            ))),
             0 => Err(not_found(format!(
                 "the client calling through pegboard did not declare support for {method}"
             ))),
