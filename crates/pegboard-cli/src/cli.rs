@@ -101,6 +101,8 @@ pub enum Command {
     /// Connect every configured server and print the merged tool list.
     #[command(after_help = TOOLS_HELP)]
     Tools(ToolsArgs),
+    /// Find the tools that fit a request (exact names first), best first; exits 1 when none matches.
+    Search(SearchArgs),
     /// Call one tool by its board name and print the result.
     #[command(after_help = CALL_HELP)]
     Call(CallArgs),
@@ -175,6 +177,11 @@ pub struct ServeArgs {
     /// with this flag, a SIGHUP reload starts it again).
     #[arg(long)]
     pub no_restart: bool,
+
+    /// Tool search: `on` lists only `search_tools` and `call_tool` (plus pinned tools); `auto` does so above
+    /// 40 tools. Overrides the config's `toolSearch` (default: off).
+    #[arg(long, value_name = "off|on|auto")]
+    pub tool_search: Option<pegboard_gateway::search_mode::ToolSearch>,
 }
 
 /// Output formats of `pegboard tools`.
@@ -201,6 +208,29 @@ pub struct ToolsArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    /// Mark tools `defer_loading: true` (anthropic and openai formats), for the providers' own tool search.
+    #[arg(long)]
+    pub defer_loading: bool,
+}
+
+/// `pegboard search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+
+    /// How many tools to show (clamped to 1..=100).
+    #[arg(short = 'k', long, value_name = "K", default_value_t = 5)]
+    pub limit: usize,
+
+    /// Print JSON: `{"tools": [{name, description, inputSchema, namespace, score}]}`.
+    #[arg(long)]
+    pub json: bool,
+
+    /// What the tool should do, or its name (words are joined with spaces).
+    #[arg(required = true, value_name = "QUERY")]
+    pub query: Vec<String>,
 }
 
 /// `pegboard call`.

@@ -37,6 +37,7 @@ fn main() {
         let result = match cli.command {
             Command::Serve(args) => commands::serve::run(args, progress).await,
             Command::Tools(args) => commands::tools::run(args, progress).await,
+            Command::Search(args) => commands::search::run(args, progress).await,
             Command::Call(args) => commands::call::run(args, progress).await,
             Command::Demo(args) => commands::demo::run(args, progress).await,
             Command::DemoServer(args) => commands::demo::serve_one(args).await,

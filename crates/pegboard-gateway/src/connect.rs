@@ -125,6 +125,8 @@ pub struct Connection {
     pub watch: pegboard::client::ToolListWatch,
     /// The child's stderr tail (stdio servers only).
     pub stderr: Option<StderrTail>,
+    /// Ties the connection's in-flight calls to downstream sessions.
+    pub hub: Arc<crate::upstream::Hub>,
 }
 
 /// Put a connection on the board; returns where it was stored and how many tools it brought.
@@ -135,7 +137,8 @@ pub async fn register(
 ) -> Result<pegboard::Added> {
     let mut options = ServiceOptions::new()
         .deny(server.deny.iter().cloned())
-        .watch(conn.watch);
+        .watch(conn.watch)
+        .extension(conn.hub);
     if let Some(allow) = &server.allow {
         options = options.allow(allow.iter().cloned());
     }
@@ -160,8 +163,14 @@ pub async fn register(
 
 /// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`.
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
-    let (handler, watch) = pegboard::client::watch_tools();
-    let handler = handler.with_client_info("pegboard", env!("CARGO_PKG_VERSION"));
+    let (watching, watch) = pegboard::client::watch_tools();
+    let hub = crate::upstream::Hub::new(
+        server
+            .namespace
+            .clone()
+            .unwrap_or_else(|| server.name.clone()),
+    );
+    let handler = crate::upstream::UpstreamClient::new(watching, hub.clone(), true);
     match &server.transport {
         Transport::Stdio {
             command,
@@ -184,12 +193,19 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             } else {
                 tail.mark_closed();
             }
-            match tokio::time::timeout(handshake_timeout, handler.into_dyn().serve(transport)).await
+            match tokio::time::timeout(
+                handshake_timeout,
+                handler
+                    .into_dyn()
+                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+            )
+            .await
             {
                 Ok(Ok(service)) => Ok(Connection {
                     service,
                     watch,
                     stderr: Some(tail),
+                    hub,
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
@@ -243,12 +259,19 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             let client =
                 crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
-            match tokio::time::timeout(handshake_timeout, handler.into_dyn().serve(transport)).await
+            match tokio::time::timeout(
+                handshake_timeout,
+                handler
+                    .into_dyn()
+                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+            )
+            .await
             {
                 Ok(Ok(service)) => Ok(Connection {
                     service,
                     watch,
                     stderr: None,
+                    hub,
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");

@@ -41,6 +41,7 @@ pub fn router(
     ct: CancellationToken,
 ) -> anyhow::Result<Router> {
     let guard = Guard::new(options)?;
+    let server = server.stateless(options.stateless);
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
     if let Some(addr) = options.bind
         && !addr.ip().is_loopback()
@@ -59,7 +60,7 @@ pub fn router(
     }
     let service: StreamableHttpService<BoardServer, LocalSessionManager> =
         StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.session()),
             Arc::new(LocalSessionManager::default()),
             config,
         );

@@ -1,7 +1,9 @@
 //! [`BoardServer`]: a [`PegBoard`] served as one MCP server (feature `server`).
 //!
-//! `tools/list` answers from the board's snapshot, `tools/call` routes through the board, and
-//! every downstream client is sent `notifications/tools/list_changed` when the board changes.
+//! `tools/list` answers from the board's snapshot, `tools/call` is forwarded upstream with its
+//! progress, cancellation and server-to-client requests (see `forward.rs`), logging is relayed
+//! both ways, and every downstream client is sent `notifications/tools/list_changed` when the
+//! board changes. Each downstream session gets its own [`BoardServer::session`].
 //! Serve it over any rmcp transport: stdio, or streamable HTTP inside your own axum app.
 //!
 //! ```no_run
@@ -13,21 +15,26 @@
 //! server.waiting().await?;
 //! # Ok(()) }
 //! ```
+// Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
+// which the gateway relays.
+#![allow(deprecated)]
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
         ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
-        SubscriptionFilter, Tool,
+        SetLevelRequestParams, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 use serde_json::json;
 
-use pegboard::{CallOptions, PegBoard, PegBoardError};
+use pegboard::{PegBoard, PegBoardError};
+
+use crate::{downstream::Session, forward, relay::Relay};
 
 pub use pegboard::export::NAMESPACE_META_KEY;
 
@@ -40,16 +47,49 @@ pub struct BoardServer {
     board: PegBoard,
     info: Implementation,
     instructions: Option<String>,
+    relay: Arc<Relay>,
+    session: Arc<Session>,
+    stateless: bool,
+    search: Option<crate::search_mode::SearchMode>,
 }
 
 impl BoardServer {
     /// Serve this board (it stays shared: changes to it show downstream at once).
     pub fn new(board: PegBoard) -> Self {
+        let relay = Relay::new();
+        let session = Session::new(&relay);
         Self {
             board,
             info: Implementation::new("pegboard", env!("CARGO_PKG_VERSION")),
             instructions: None,
+            relay,
+            session,
+            stateless: false,
+            search: None,
         }
+    }
+
+    /// The handler for one more downstream session: same board and relay, its own session
+    /// state (log level, roots). Serve each client connection with its own.
+    #[must_use]
+    pub fn session(&self) -> Self {
+        Self {
+            session: Session::new(&self.relay),
+            ..self.clone()
+        }
+    }
+
+    /// Sessions cannot be asked anything (`--stateless` HTTP): server-to-client requests and
+    /// `logging/setLevel` answer a clear error.
+    #[must_use]
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// The gateway's downstream sessions, for the upstream hubs (see [`crate::upstream::Hub::attach`]).
+    pub fn relay(&self) -> &Arc<Relay> {
+        &self.relay
     }
 
     /// Present another server name and version to clients.
@@ -63,6 +103,14 @@ impl BoardServer {
     #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Serve in search mode per `settings` (see [`crate::search_mode`]); off does nothing.
+    #[must_use]
+    pub fn with_tool_search(mut self, settings: crate::search_mode::SearchSettings) -> Self {
+        self.search = (settings.mode != crate::search_mode::ToolSearch::Off)
+            .then(|| crate::search_mode::SearchMode::new(self.board.clone(), settings));
         self
     }
 
@@ -89,10 +137,13 @@ fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, Err
 
 impl ServerHandler for BoardServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        if !self.stateless && self.session.offers_logging(&self.board) {
+            capabilities.logging = Some(serde_json::Map::new());
+        }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
         if let Some(instructions) = &self.instructions {
             config = config.with_instructions(instructions.clone());
@@ -105,11 +156,15 @@ impl ServerHandler for BoardServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.board.mcp_tools()))
+        let listed = self.search.as_ref().and_then(|mode| mode.list());
+        Ok(ListToolsResult::with_all_items(
+            listed.unwrap_or_else(|| self.board.mcp_tools()),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.board.get_tool(name).map(|t| t.to_rmcp())
+        let meta = self.search.as_ref().and_then(|mode| mode.get_tool(name));
+        meta.or_else(|| self.board.get_tool(name).map(|t| t.to_rmcp()))
     }
 
     async fn call_tool(
@@ -117,30 +172,55 @@ impl ServerHandler for BoardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let arguments = request
-            .arguments
-            .map_or(serde_json::Value::Null, serde_json::Value::Object);
-        let call = self
-            .board
-            .call_tool_with(&request.name, arguments, CallOptions::default());
-        tokio::select! {
-            outcome = call => match outcome {
-                Ok(mut result) => {
-                    // The upstream answered on its own connection, maybe of an older protocol
-                    // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
-                    // strips it again for legacy clients.
-                    result.result_type = Some(ResultType::COMPLETE);
-                    Ok(result.into())
-                }
-                Err(error) => to_response(&request.name, error),
-            },
-            // The client cancelled: dropping the board's call cancels it upstream too.
-            () = context.ct.cancelled() => Err(ErrorData::internal_error("request cancelled by the client", None)),
+        let request = match crate::search_mode::intercept(self.search.as_ref(), request) {
+            crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),
+            crate::search_mode::Intercept::Call(request) => request,
+        };
+        let (name, arguments) = (request.name, request.arguments);
+        match forward::call_tool(&self.board, &name, arguments, &context, !self.stateless).await {
+            Ok(mut result) => {
+                // The upstream answered on its own connection, maybe of an older protocol
+                // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
+                // strips it again for legacy clients.
+                result.result_type = Some(ResultType::COMPLETE);
+                Ok(result.into())
+            }
+            Err(forward::Failure::Board(error)) => to_response(&name, error),
+            // The guard in `forward` has told the upstream.
+            Err(forward::Failure::Cancelled) => Err(ErrorData::internal_error(
+                "request cancelled by the client",
+                None,
+            )),
         }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.stateless {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "pegboard --stateless keeps no session to hold a log level",
+                None,
+            ));
+        }
+        self.session.set_level(&self.board, request.level).await;
+        Ok(())
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        let (session, board) = (self.session.clone(), self.board.clone());
+        // Not inline: the roots/list request's answer arrives through this same serve loop.
+        tokio::spawn(async move { session.refresh_roots(&board).await });
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let peer = context.peer;
+        self.session.start(&self.board, peer.clone());
+        let relay = self.relay.clone();
+        let board = self.board.clone();
         let mut changes = self.board.subscribe();
         changes.mark_unchanged();
         tokio::spawn(async move {
@@ -151,6 +231,8 @@ impl ServerHandler for BoardServer {
                         if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
                             return;
                         }
+                        // A reload may have connected new upstreams.
+                        crate::downstream::attach_hubs(&board, &relay);
                     }
                     _ = prune.tick() => {
                         if peer.is_transport_closed() {

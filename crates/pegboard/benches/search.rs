@@ -155,6 +155,19 @@ fn bench(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // What the board does on its first search after `add_service` of a 100-tool server: every
+    // service's tools are handed over again, 99 segments are reused by pointer compare, one built.
+    let all: Vec<(usize, Vec<ToolDoc>)> = services.iter().cloned().enumerate().collect();
+    c.bench_function(
+        "update/board_rebuild_after_add_100_tool_service_to_9900",
+        |b| {
+            b.iter_batched(
+                || all.clone(),
+                |all| black_box(without_last.rebuilt(all)),
+                BatchSize::SmallInput,
+            )
+        },
+    );
     c.bench_function("update/remove_service_of_10k", |b| {
         b.iter(|| black_box(index.without_service(black_box(7))))
     });

@@ -79,6 +79,56 @@ pub fn tools_json(provider: Provider, tools: &[Tool]) -> Result<Value, PegBoardE
     })
 }
 
+/// How tools are exported, beyond the provider's format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportOptions {
+    /// Mark every tool `"defer_loading": true` (Anthropic and OpenAI; Gemini has no such field
+    /// and ignores it), so the provider's own tool search loads a tool's definition only when
+    /// a search finds it. Pair it with the provider's tool-search tool in the request.
+    pub defer_loading: bool,
+}
+
+impl ExportOptions {
+    /// Options with [`defer_loading`](Self::defer_loading) set as given.
+    pub fn defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
+        self
+    }
+}
+
+/// [`tools_json`] with options.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pegboard::{Tool, export::{self, ExportOptions, Provider}};
+///
+/// let tool = Tool::new("web-search", "Search the web", Arc::new(serde_json::Map::new()));
+/// let options = ExportOptions::default().defer_loading(true);
+/// let json = export::tools_json_with(Provider::Anthropic, &[tool], options).unwrap();
+/// assert_eq!(json[0]["defer_loading"], true);
+/// ```
+///
+/// # Errors
+/// As [`tools_json`].
+pub fn tools_json_with(
+    provider: Provider,
+    tools: &[Tool],
+    options: ExportOptions,
+) -> Result<Value, PegBoardError> {
+    let mut json = tools_json(provider, tools)?;
+    let defers = matches!(provider, Provider::OpenAi | Provider::Anthropic);
+    if options.defer_loading
+        && defers
+        && let Value::Array(items) = &mut json
+    {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            item.insert("defer_loading".into(), Value::Bool(true));
+        }
+    }
+    Ok(json)
+}
+
 /// The `_meta` key that carries a tool's namespace to MCP clients.
 pub const NAMESPACE_META_KEY: &str = "pegboard/namespace";
 
@@ -95,6 +145,25 @@ impl PegBoard {
     /// ```
     pub fn export(&self, provider: Provider) -> Result<Value, PegBoardError> {
         tools_json(provider, &self.get_all_tools())
+    }
+
+    /// Every tool on the board in the provider's format, with options; see [`tools_json_with`].
+    ///
+    /// # Errors
+    /// As [`tools_json`].
+    ///
+    /// ```
+    /// use pegboard::export::{ExportOptions, Provider};
+    /// let board = pegboard::PegBoard::new();
+    /// let options = ExportOptions::default().defer_loading(true);
+    /// assert_eq!(board.export_with(Provider::OpenAi, options).unwrap(), serde_json::json!([]));
+    /// ```
+    pub fn export_with(
+        &self,
+        provider: Provider,
+        options: ExportOptions,
+    ) -> Result<Value, PegBoardError> {
+        tools_json_with(provider, &self.get_all_tools(), options)
     }
 }
 

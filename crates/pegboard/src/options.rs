@@ -1,8 +1,26 @@
 //! Options for adding a service ([`ServiceOptions`]) and for one call ([`CallOptions`]).
 
-use std::time::Duration;
+use std::{any::Any, fmt, sync::Arc, time::Duration};
 
 use crate::client::ToolListWatch;
+
+/// Anything an embedder wants to keep with a service (for example the state its client handler
+/// shares), handed back with every [`ToolTarget`](crate::ToolTarget).
+#[derive(Clone)]
+pub struct Extension(pub Arc<dyn Any + Send + Sync>);
+
+impl Extension {
+    /// The value, if it is a `T`.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        self.0.clone().downcast::<T>().ok()
+    }
+}
+
+impl fmt::Debug for Extension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Extension(..)")
+    }
+}
 
 /// How a service is put on the board by [`PegBoard::add_service_with`](crate::PegBoard::add_service_with).
 ///
@@ -29,6 +47,8 @@ pub struct ServiceOptions {
     pub call_timeout: Option<Duration>,
     /// Follow the service's `tools/list_changed` notifications (see [`crate::client::watch_tools`]).
     pub watch: Option<ToolListWatch>,
+    /// Embedder state kept with the service (see [`Extension`]).
+    pub extension: Option<Extension>,
 }
 
 impl ServiceOptions {
@@ -70,6 +90,13 @@ impl ServiceOptions {
     #[must_use]
     pub fn watch(mut self, watch: ToolListWatch) -> Self {
         self.watch = Some(watch);
+        self
+    }
+
+    /// Keep `value` with the service; [`PegBoard::tool_target`](crate::PegBoard::tool_target) hands it back.
+    #[must_use]
+    pub fn extension<T: Any + Send + Sync>(mut self, value: Arc<T>) -> Self {
+        self.extension = Some(Extension(value));
         self
     }
 

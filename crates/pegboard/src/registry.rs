@@ -1,12 +1,20 @@
 //! The board's state: one immutable snapshot, replaced as a whole on every change.
 
-use std::{collections::HashSet, fmt, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    sync::{Arc, OnceLock},
+};
 
 use arcstr::ArcStr;
 use foldhash::fast::RandomState;
 use indexmap::IndexMap;
 
-use crate::{Tool, slot::ServiceSlot};
+use crate::{
+    Tool,
+    search::{SearchIndex, ToolDoc},
+    slot::ServiceSlot,
+};
 
 /// Where a service is stored on the board. Indices are stable and never reused: a removed
 /// service leaves a hole. Only the public edge speaks `usize`; inside the crate a tool's
@@ -60,6 +68,30 @@ pub(crate) struct Registry {
     pub(crate) generation: u64,
     /// Set by `shutdown`: the board takes no new services.
     pub(crate) shut_down: bool,
+    /// The tool-search index of this snapshot, built on its first search (see [`SearchCell`]).
+    pub(crate) search: Arc<SearchCell>,
+}
+
+/// The search index of one snapshot, built lazily from the previous one.
+///
+/// Writes stay as cheap as before: a write only carries the last built index forward as the
+/// `base`. The first search on a snapshot builds its index from that base, analysing only the
+/// services whose tools changed (a segment is reused when every tool in it is the same shared
+/// `Tool`, one pointer compare each); later searches on the snapshot reuse it.
+#[derive(Default)]
+pub(crate) struct SearchCell {
+    built: OnceLock<SearchIndex>,
+    base: Option<SearchIndex>,
+}
+
+impl SearchCell {
+    /// The cell of the snapshot after `previous`: its built index (or its base) is the new base.
+    fn after(previous: &SearchCell) -> Self {
+        Self {
+            built: OnceLock::new(),
+            base: previous.built.get().or(previous.base.as_ref()).cloned(),
+        }
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -150,6 +182,30 @@ impl Registry {
         }
         self.namespaces = namespaces;
         self.generation += 1;
+        self.search = Arc::new(SearchCell::after(&self.search));
+    }
+
+    /// The search index of this snapshot, built on first use (see [`SearchCell`]).
+    pub(crate) fn search_index(&self) -> &SearchIndex {
+        self.search.built.get_or_init(|| {
+            let mut services: Vec<(usize, Vec<ToolDoc>)> = Vec::new();
+            let mut at: HashMap<usize, usize, RandomState> = HashMap::default();
+            for entry in self.tools.values() {
+                let key = entry.service.index();
+                let doc = ToolDoc::new(
+                    entry.tool.clone(),
+                    entry.original.as_str(),
+                    entry.namespace.clone(),
+                );
+                let i = *at.entry(key).or_insert_with(|| {
+                    services.push((key, Vec::new()));
+                    services.len() - 1
+                });
+                services[i].1.push(doc);
+            }
+            let base = self.search.base.clone().unwrap_or_default();
+            base.rebuilt(services)
+        })
     }
 
     pub(crate) fn known_namespaces(&self) -> String {

@@ -39,6 +39,31 @@ pub(crate) struct ServiceSlot {
     watcher: Mutex<Option<AbortHandle>>,
 }
 
+impl ServiceSlot {
+    /// The server's one-line summary from its handshake: see [`ServiceInfo::summary`].
+    pub(crate) fn summary(&self) -> Option<String> {
+        let info = self.peer.peer_info()?;
+        let first_line = info
+            .instructions
+            .as_deref()
+            .and_then(|text| text.lines().map(str::trim).find(|line| !line.is_empty()));
+        if let Some(line) = first_line {
+            return Some(line.to_string());
+        }
+        let server = info.server_info.as_ref()?;
+        let mut line = format!(
+            "{} {}",
+            server.title.as_deref().unwrap_or(&server.name),
+            server.version
+        );
+        if let Some(description) = &server.description {
+            line.push_str(": ");
+            line.push_str(description);
+        }
+        Some(line)
+    }
+}
+
 impl fmt::Debug for ServiceSlot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServiceSlot")
@@ -182,4 +207,7 @@ pub struct ServiceInfo {
     pub state: ServiceState,
     /// How many tools on the board route to it.
     pub tools: usize,
+    /// What the server says it is, in one line: the first line of its `instructions`, else its
+    /// `serverInfo` (title or name, version, description). `None` before the handshake.
+    pub summary: Option<String>,
 }

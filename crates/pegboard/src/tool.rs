@@ -64,6 +64,14 @@ pub struct ToolFields {
     source: ArcStr,
 }
 
+impl Tool {
+    /// Whether both are the same shared tool (one pointer compare): the search index reuses a
+    /// service's segment when every tool of the service is still the same.
+    pub(crate) fn same(&self, other: &Tool) -> bool {
+        Arc::ptr_eq(&self.fields, &other.fields)
+    }
+}
+
 impl Deref for Tool {
     type Target = ToolFields;
 

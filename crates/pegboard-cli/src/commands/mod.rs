@@ -2,6 +2,7 @@
 
 pub mod call;
 pub mod demo;
+pub mod search;
 pub mod serve;
 pub mod tools;
 

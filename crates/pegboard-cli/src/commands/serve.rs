@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::serve::ListenerExt;
+use pegboard_gateway::search_mode::{SearchSettings, ToolSearch};
 use pegboard_gateway::server::BoardServer;
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
@@ -57,7 +58,9 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         !args.no_restart,
     );
 
-    let server = BoardServer::new(board.clone()).with_info("pegboard", env!("CARGO_PKG_VERSION"));
+    let server = BoardServer::new(board.clone())
+        .with_info("pegboard", env!("CARGO_PKG_VERSION"))
+        .with_tool_search(tool_search(&config.source, args.tool_search)?);
     let serving = async {
         match listener {
             None => {
@@ -90,6 +93,15 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     board.shutdown().await;
     tracing::debug!("all servers shut down");
     result.map(|()| 0)
+}
+
+/// The config's `toolSearch`, its mode overridden by `--tool-search`.
+fn tool_search(source: &std::path::Path, flag: Option<ToolSearch>) -> Result<SearchSettings> {
+    let settings = SearchSettings::from_config_file(source).map_err(anyhow::Error::msg)?;
+    Ok(match flag {
+        Some(mode) => settings.with_mode(mode),
+        None => settings,
+    })
 }
 
 fn summary(tools: usize, started: &Started) -> String {

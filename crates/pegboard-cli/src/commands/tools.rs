@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use pegboard::PegBoard;
-use pegboard::export::Provider;
+use pegboard::export::{ExportOptions, Provider};
 
 use super::{Loaded, fill_board};
 use crate::cli::{Format, ToolsArgs};
@@ -14,17 +14,26 @@ const DESCRIPTION_MAX: usize = 80;
 /// Run `pegboard tools`.
 pub async fn run(args: ToolsArgs, progress: Progress) -> Result<i32> {
     let Loaded { board, .. } = fill_board(&args.config, progress).await?;
-    let printed = print_tools(&board, args.format);
+    let options = ExportOptions::default().defer_loading(args.defer_loading);
+    if args.defer_loading && !matches!(args.format, Format::Anthropic | Format::Openai) {
+        tracing::warn!("--defer-loading applies to --format anthropic and openai only; ignored");
+    }
+    let printed = print_tools_with(&board, args.format, options);
     board.shutdown().await;
     printed.map(|()| 0)
 }
 
 /// Print the board's tools to stdout in `format`.
 pub fn print_tools(board: &PegBoard, format: Format) -> Result<()> {
-    crate::output::print(&render(board, format)?)
+    print_tools_with(board, format, ExportOptions::default())
 }
 
-fn render(board: &PegBoard, format: Format) -> Result<String> {
+/// [`print_tools`] with export options (`defer_loading`).
+pub fn print_tools_with(board: &PegBoard, format: Format, options: ExportOptions) -> Result<()> {
+    crate::output::print(&render(board, format, options)?)
+}
+
+fn render(board: &PegBoard, format: Format, options: ExportOptions) -> Result<String> {
     let provider = match format {
         Format::Table => return Ok(table(board)),
         Format::Json => {
@@ -36,7 +45,7 @@ fn render(board: &PegBoard, format: Format) -> Result<String> {
         Format::Gemini => Provider::Gemini,
     };
     let value = board
-        .export(provider)
+        .export_with(provider, options)
         .with_context(|| format!("cannot export the tools for {provider:?}"))?;
     Ok(serde_json::to_string_pretty(&value)? + "\n")
 }

@@ -19,12 +19,15 @@ use crate::{NamingPolicy, discovery::DiscoveryLimits, registry::Registry};
 
 mod builder;
 mod calls;
+mod peers;
 mod reads;
 mod refresh;
+mod search;
 mod services;
 mod writes;
 
 pub use builder::PegBoardBuilder;
+pub use peers::ToolTarget;
 pub use reads::Route;
 pub use writes::Added;
 

@@ -215,6 +215,7 @@ impl PegBoard {
                 namespace: slot.namespace.as_deref().map(str::to_string),
                 state: slot.state(),
                 tools: tools_per_service.get(&id).copied().unwrap_or(0),
+                summary: slot.summary(),
             })
             .collect()
     }

@@ -222,6 +222,55 @@ impl SearchIndex {
         self.derive(keys, segments)
     }
 
+    /// An index of exactly `services` (key and tools), in key order, built from this one: a
+    /// service whose tools are all the same shared [`Tool`]s as in this index (one pointer
+    /// compare each), in the same order, keeps its segment; only the others are analysed. This
+    /// is how a board's snapshot gets its index from the previous one.
+    pub fn rebuilt(&self, mut services: Vec<(usize, Vec<ToolDoc>)>) -> Self {
+        services.sort_unstable_by_key(|(key, _)| *key);
+        let weights = self.inner.config.weights.as_array();
+        let mut keys = Vec::with_capacity(services.len());
+        let mut segments = Vec::with_capacity(services.len());
+        for (key, docs) in services {
+            if docs.is_empty() {
+                continue;
+            }
+            let reusable = self.inner.keys.binary_search(&key).ok().and_then(|i| {
+                let old = &self.inner.segments[i];
+                let same = old.docs.len() == docs.len()
+                    && old.docs.iter().zip(&docs).all(|(a, b)| {
+                        a.tool.same(&b.tool)
+                            && a.original == b.original
+                            && a.namespace == b.namespace
+                    });
+                same.then(|| Arc::clone(old))
+            });
+            let segment = reusable.unwrap_or_else(|| {
+                Arc::new(Segment::build(
+                    docs,
+                    &self.inner.analyzer,
+                    &weights,
+                    self.inner.config.feedback,
+                ))
+            });
+            keys.push(key);
+            segments.push(segment);
+        }
+        self.derive(keys, segments)
+    }
+
+    /// Whether service `key`'s segment is the very same (shared) in both indexes.
+    #[doc(hidden)]
+    pub fn shares_segment(&self, other: &SearchIndex, key: usize) -> bool {
+        match (
+            self.inner.keys.binary_search(&key),
+            other.inner.keys.binary_search(&key),
+        ) {
+            (Ok(a), Ok(b)) => Arc::ptr_eq(&self.inner.segments[a], &other.inner.segments[b]),
+            _ => false,
+        }
+    }
+
     fn derive(&self, keys: Vec<usize>, segments: Vec<Arc<Segment>>) -> Self {
         let config = self.inner.config.clone();
         let analyzer = Analyzer::new(config.stemming, config.word_forms);

@@ -1,0 +1,172 @@
+//! The calls in flight on one upstream connection, by upstream request id and progress token.
+//!
+//! Upstream ids and tokens come from per-connection counters, so two downstream sessions that
+//! both use progress token `0` never meet here: each call is its own entry.
+// Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
+// which the gateway relays.
+#![allow(deprecated)]
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, PoisonError},
+};
+
+use rmcp::{
+    Peer, RoleClient, RoleServer,
+    model::{CancelledNotificationParam, ProgressNotificationParam, ProgressToken, RequestId},
+};
+
+/// One downstream call being answered by the upstream.
+#[derive(Debug)]
+pub struct Flight {
+    /// The downstream session's connection.
+    pub ds_peer: Peer<RoleServer>,
+    /// The downstream request id (server-to-client requests are tied to it).
+    pub ds_id: RequestId,
+    /// The progress token the downstream asked with, if any.
+    pub ds_token: Option<ProgressToken>,
+    /// Whether the session can be asked anything (not in `--stateless` mode).
+    pub can_ask: bool,
+    /// The last progress value forwarded: notifications are handled on separate tasks, so a
+    /// late one must not go out after a newer one.
+    last_progress: Mutex<Option<f64>>,
+}
+
+impl Flight {
+    /// A flight for the downstream request `ds_id` of `ds_peer`.
+    pub fn new(
+        ds_peer: Peer<RoleServer>,
+        ds_id: RequestId,
+        ds_token: Option<ProgressToken>,
+        can_ask: bool,
+    ) -> Self {
+        Self {
+            ds_peer,
+            ds_id,
+            ds_token,
+            can_ask,
+            last_progress: Mutex::new(None),
+        }
+    }
+
+    /// Forward an upstream progress notification under the downstream's own token.
+    pub(crate) async fn forward_progress(&self, mut progress: ProgressNotificationParam) {
+        let Some(token) = &self.ds_token else { return };
+        {
+            let mut last = self
+                .last_progress
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if last.is_some_and(|l| progress.progress <= l) {
+                return;
+            }
+            *last = Some(progress.progress);
+        }
+        progress.progress_token = token.clone();
+        if let Err(e) = self.ds_peer.notify_progress(progress).await {
+            tracing::debug!("could not forward progress downstream: {e}");
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    by_token: HashMap<ProgressToken, Arc<Flight>>,
+    by_id: HashMap<RequestId, ProgressToken>,
+}
+
+/// The in-flight table of one upstream connection.
+#[derive(Debug, Default)]
+pub struct Flights {
+    table: Mutex<Table>,
+}
+
+impl Flights {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Record a call sent upstream as `up_id` with `up_token`; the guard removes it, and sends
+    /// `notifications/cancelled` upstream unless [`FlightGuard::finish`] was called.
+    pub fn register(
+        &self,
+        up_peer: &Peer<RoleClient>,
+        up_id: RequestId,
+        up_token: ProgressToken,
+        flight: Flight,
+    ) -> FlightGuard<'_> {
+        let mut table = self.lock();
+        table.by_id.insert(up_id.clone(), up_token.clone());
+        table.by_token.insert(up_token.clone(), Arc::new(flight));
+        FlightGuard {
+            flights: self,
+            up_peer: up_peer.clone(),
+            up_id,
+            up_token,
+            finished: false,
+        }
+    }
+
+    pub(crate) fn by_token(&self, token: &ProgressToken) -> Option<Arc<Flight>> {
+        self.lock().by_token.get(token).cloned()
+    }
+
+    pub(crate) fn by_id(&self, id: &RequestId) -> Option<Arc<Flight>> {
+        let table = self.lock();
+        table
+            .by_id
+            .get(id)
+            .and_then(|token| table.by_token.get(token))
+            .cloned()
+    }
+
+    /// The flights whose session passes `filter`.
+    pub(crate) fn matching(&self, filter: impl Fn(&Flight) -> bool) -> Vec<Arc<Flight>> {
+        self.lock()
+            .by_token
+            .values()
+            .filter(|f| filter(f))
+            .cloned()
+            .collect()
+    }
+
+    fn remove(&self, id: &RequestId, token: &ProgressToken) {
+        let mut table = self.lock();
+        table.by_id.remove(id);
+        table.by_token.remove(token);
+    }
+}
+
+/// Removes its flight on drop and, unless finished, cancels the call upstream: raw requests
+/// do not cancel themselves when dropped (PASSTHROUGH.md §1.3).
+#[derive(Debug)]
+pub struct FlightGuard<'a> {
+    flights: &'a Flights,
+    up_peer: Peer<RoleClient>,
+    up_id: RequestId,
+    up_token: ProgressToken,
+    finished: bool,
+}
+
+impl FlightGuard<'_> {
+    /// The upstream answered: nothing to cancel.
+    pub fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for FlightGuard<'_> {
+    fn drop(&mut self) {
+        self.flights.remove(&self.up_id, &self.up_token);
+        if !self.finished {
+            let peer = self.up_peer.clone();
+            let param = CancelledNotificationParam::new(
+                Some(self.up_id.clone()),
+                Some("the client cancelled the request".into()),
+            );
+            tokio::spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The gateway's side of each upstream connection: the [`UpstreamClient`] handler it connects
+//! with, and the [`Hub`] that ties that connection's in-flight calls to the downstream sessions
+//! that made them (PASSTHROUGH.md §0–§2, §6).
+
+mod client;
+mod flights;
+mod tap;
+
+use std::{
+    collections::HashSet,
+    sync::{Arc, Mutex, PoisonError, RwLock, Weak},
+};
+
+pub use client::UpstreamClient;
+pub use flights::{Flight, FlightGuard};
+pub use tap::ProgressTap;
+
+use crate::relay::Relay;
+
+/// Per upstream connection: its namespace, its in-flight calls, and the relay to the
+/// downstream sessions (attached when the first session starts).
+#[derive(Debug)]
+pub struct Hub {
+    namespace: String,
+    flights: flights::Flights,
+    relay: Mutex<Weak<Relay>>,
+    /// Tools (original names) that answered a plain call with "requires task augmentation".
+    task_tools: RwLock<HashSet<String>>,
+    /// Tools that answered a plain call normally: their arguments need no copy kept for a
+    /// task retry, so the hot path allocates nothing extra.
+    plain_tools: RwLock<HashSet<String>>,
+}
+
+impl Hub {
+    /// A hub for the server added under `namespace`.
+    pub fn new(namespace: impl Into<String>) -> Arc<Self> {
+        Arc::new(Self {
+            namespace: namespace.into(),
+            flights: flights::Flights::default(),
+            relay: Mutex::new(Weak::new()),
+            task_tools: RwLock::new(HashSet::new()),
+            plain_tools: RwLock::new(HashSet::new()),
+        })
+    }
+
+    /// The server's namespace (the prefix of its logger names downstream).
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Link this hub to the gateway's downstream sessions (a live link stays).
+    pub fn attach(&self, relay: &Arc<Relay>) {
+        let mut current = self.relay.lock().unwrap_or_else(PoisonError::into_inner);
+        if current.strong_count() == 0 {
+            *current = Arc::downgrade(relay);
+        }
+    }
+
+    pub(crate) fn relay(&self) -> Option<Arc<Relay>> {
+        self.relay
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .upgrade()
+    }
+
+    /// Whether `tool` must be run as a 2025-11-25 task (it said so once).
+    pub(crate) fn needs_task(&self, tool: &str) -> bool {
+        let tools = self
+            .task_tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        !tools.is_empty() && tools.contains(tool)
+    }
+
+    pub(crate) fn mark_task_tool(&self, tool: &str) {
+        self.task_tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool.to_string());
+    }
+
+    /// Whether `tool` is known to answer plain calls.
+    pub(crate) fn is_plain(&self, tool: &str) -> bool {
+        self.plain_tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(tool)
+    }
+
+    pub(crate) fn mark_plain(&self, tool: &str) {
+        self.plain_tools
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(tool.to_string());
+    }
+
+    pub(crate) fn flights(&self) -> &flights::Flights {
+        &self.flights
+    }
+}
