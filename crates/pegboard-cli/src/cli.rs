@@ -101,7 +101,7 @@ pub enum Command {
     /// Connect every configured server and print the merged tool list.
     #[command(after_help = TOOLS_HELP)]
     Tools(ToolsArgs),
-    /// Find the tools that fit a request (exact names first), best first.
+    /// Find the tools that fit a request (exact names first), best first; exits 1 when none matches.
     Search(SearchArgs),
     /// Call one tool by its board name and print the result.
     #[command(after_help = CALL_HELP)]

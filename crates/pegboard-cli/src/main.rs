@@ -2,6 +2,7 @@
 
 mod cli;
 mod commands;
+mod output;
 
 use pegboard_gateway::{config, connect, http, reload};
 

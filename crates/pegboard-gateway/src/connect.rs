@@ -78,16 +78,12 @@ pub async fn start_all(
     handshake_timeout: Duration,
     progress: Progress,
 ) -> Started {
-    let connecting = config.servers.iter().map(|server| async move {
+    // Connect and list every server at once: a server that hangs (in its handshake or its
+    // tools/list) costs one timeout in all, not one each. Servers land on the board in the
+    // order they answer; outcomes are reported in file order.
+    let starting = config.servers.iter().map(|server| async move {
         let name = server.name.clone();
-        let res = connect(server, handshake_timeout).await;
-        (name, res)
-    });
-    let connected = futures::future::join_all(connecting).await;
-
-    let mut outcomes = Vec::with_capacity(connected.len());
-    for ((name, res), server) in connected.into_iter().zip(&config.servers) {
-        let (result, index, stderr) = match res {
+        let outcome = match connect(server, handshake_timeout).await {
             Ok(conn) => {
                 let stderr = conn.stderr.clone();
                 match register(board, server, conn).await {
@@ -97,6 +93,12 @@ pub async fn start_all(
             }
             Err(e) => (Err(e), None, None),
         };
+        (name, outcome)
+    });
+    let started = futures::future::join_all(starting).await;
+
+    let mut outcomes = Vec::with_capacity(started.len());
+    for (name, (result, index, stderr)) in started {
         match (&result, progress) {
             (Ok(n), Progress::Stderr) => eprintln!("{name}: ready, {n} tool{}", plural(*n)),
             (Err(e), Progress::Stderr) => eprintln!("{name}: failed: {e:#}"),

@@ -30,6 +30,7 @@
 //! - [`supervise`]: restart servers that die, with backoff.
 //! - [`reload`]: apply an edited config to running servers (SIGHUP).
 //! - [`server`]: [`BoardServer`], the board as an rmcp `ServerHandler`.
+//! - [`search_mode`]: `--tool-search`: `search_tools` and `call_tool` instead of every tool.
 //! - [`http`]: the streamable HTTP front and its guards (Origin, Host, bearer token).
 //! - `http_client.rs`: the client for upstream HTTP servers (rustls with ring, `TCP_NODELAY`).
 #![deny(missing_docs)]

@@ -214,3 +214,56 @@ async fn bad_input_is_a_clear_error_or_a_clamp() {
         ) >= 1
     );
 }
+
+/// The bytes of `tools/list` as a client receives it.
+async fn listed_bytes(board: &PegBoard, settings: SearchSettings) -> usize {
+    let client = gateway(board.clone(), settings).await;
+    let tools = client.list_all_tools().await.unwrap();
+    serde_json::to_string(&tools).unwrap().len()
+}
+
+/// 1,000 real tool definitions (BFCL's, see crates/pegboard/benches/data/bfcl) in 10 services.
+async fn thousand_tool_board() -> PegBoard {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../pegboard/benches/data/bfcl/tools.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let all: Vec<rmcp::model::Tool> = text
+        .lines()
+        .take(1000)
+        .map(|line| {
+            let t: Value = serde_json::from_str(line).unwrap();
+            let schema = t["inputSchema"].as_object().cloned().unwrap_or_default();
+            rmcp::model::Tool::new(
+                t["name"].as_str().unwrap().to_string(),
+                t["description"].as_str().unwrap_or_default().to_string(),
+                std::sync::Arc::new(schema),
+            )
+        })
+        .collect();
+    assert_eq!(all.len(), 1000);
+    let board = PegBoard::new();
+    for (i, chunk) in all.chunks(100).enumerate() {
+        let server = FixedTools {
+            tools: std::sync::Arc::new(chunk.to_vec()),
+        };
+        common::add(&board, &format!("svc{i}"), server).await;
+    }
+    board
+}
+
+#[tokio::test]
+async fn tools_list_shrinks_in_search_mode() {
+    for (label, board) in [
+        ("demo", demo_board().await),
+        ("1000 tools", thousand_tool_board().await),
+    ] {
+        let full = listed_bytes(&board, SearchSettings::default()).await;
+        let search = listed_bytes(&board, on()).await;
+        eprintln!("tools/list {label}: full {full} bytes, search mode {search} bytes");
+        if label != "demo" {
+            assert!(search * 20 < full, "{label}: {search} vs {full}");
+        }
+    }
+}

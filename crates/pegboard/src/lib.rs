@@ -63,7 +63,9 @@
 //! | `board/services.rs` | liveness (`wait_closed`), `remove_service`, `remove_closed_services`, `shutdown` |
 //! | `board/calls.rs` | `call_tool`: routing a board name to its service under the original name |
 //! | `board/refresh.rs` | re-listing a service (`refresh_*`) and following `tools/list_changed`, with retry |
-//! | `registry.rs` | the immutable snapshot readers load; `ServiceId`, the crate's service index |
+//! | `board/search.rs` | `search_tools`: tool search on the snapshot's index |
+//! | `search/` | the tool-search index: one immutable BM25F segment per service, exact names first |
+//! | `registry.rs` | the immutable snapshot readers load (with its lazily built search index); `ServiceId`, the crate's service index |
 //! | `slot.rs` | a stored service: its peer, its end signal, refresh tickets |
 //! | `discovery.rs` | listing every page of a server's tools, with the limits |
 //! | `tool.rs`, `naming.rs`, `error.rs`, `options.rs` | [`Tool`], [`NamingPolicy`], [`PegBoardError`], [`ServiceOptions`] and [`CallOptions`] |
@@ -73,7 +75,8 @@
 //! # What to read next
 //! - [`PegBoard`]: every method, with the guarantees (atomic writes, lock-free reads).
 //! - [`NamingPolicy`]: separators, LLM-safe names, stable hashes for long names.
-//! - [`export`]: the board's tools as OpenAI, Anthropic or Gemini JSON.
+//! - [`export`]: the board's tools as OpenAI, Anthropic or Gemini JSON (optionally `defer_loading`).
+//! - [`search`] and [`PegBoard::search_tools`]: find the few tools that fit a request.
 //! - [`client`]: follow a server's `tools/list_changed`.
 //! - The board served as one MCP server (a gateway) lives in the `pegboard-gateway` crate.
 //! - [`tokio_usage`]: sharing a board between tasks, concurrent calls, registering while serving.

@@ -148,3 +148,57 @@ async fn a_manual_tool_is_searchable() {
         "lang-translate_text"
     );
 }
+
+#[tokio::test]
+async fn services_say_what_they_are_in_one_line() {
+    let board = PegBoard::new();
+    common::add(&board, "fs", FixedTools::named(&["read_file"])).await;
+    // FixedTools sends no instructions: its serverInfo stands in.
+    assert_eq!(
+        board.services()[0].summary.as_deref(),
+        Some("fixed-tools 0.0.0")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn searches_beside_writers_always_see_one_whole_board() {
+    let board = PegBoard::new();
+    common::add(&board, "units", UnitsServer::new()).await;
+    let schema = Arc::clone(board.get_tool("units-convert").unwrap().input_schema());
+    let writer = {
+        let board = board.clone();
+        tokio::task::spawn_blocking(move || {
+            for round in 0..40 {
+                let ns = format!("w{}", round % 3);
+                for i in 0..10 {
+                    let tool = Tool::new(
+                        format!("lookup{i}"),
+                        "look up a record",
+                        Arc::clone(&schema),
+                    );
+                    board.register_tool(Some(&ns), tool, 0).unwrap();
+                }
+                assert_eq!(board.unregister_namespace(&ns).unwrap(), 10);
+            }
+        })
+    };
+    let mut searches = 0;
+    while !writer.is_finished() {
+        // Tools are added one at a time, lookup0 first, and a namespace is removed whole: one
+        // board's view holds lookup0..lookupN-1 of a namespace, never a gap.
+        let found = board.search_tools("look up a record", 100);
+        for ns in ["w0", "w1", "w2"] {
+            let mut held: Vec<usize> = found
+                .iter()
+                .filter(|m| m.namespace.as_deref() == Some(ns))
+                .map(|m| m.original.trim_start_matches("lookup").parse().unwrap())
+                .collect();
+            held.sort_unstable();
+            assert!(held.iter().copied().eq(0..held.len()), "{ns}: {held:?}");
+        }
+        searches += 1;
+        tokio::task::yield_now().await;
+    }
+    writer.await.unwrap();
+    assert!(searches > 0);
+}

@@ -7,14 +7,41 @@ use pegboard::{CallOptions, PegBoard, PegBoardError};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
-use super::{Loaded, fill_board};
+use super::{Loaded, fill_board_from, load_config};
 use crate::cli::CallArgs;
+use crate::config::{Config, ServerConfig};
 use crate::connect::Progress;
 
 /// Run `pegboard call`.
 pub async fn run(args: CallArgs, progress: Progress) -> Result<i32> {
     let arguments = parse_arguments(args.arguments.as_deref())?;
-    let Loaded { board, started, .. } = fill_board(&args.config, progress).await?;
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
+    let timeout = args.config.startup_timeout;
+    // Start only the servers that can own the name (seconds saved per npx/uvx server); when the
+    // tool is not among them after all, start everything and look again.
+    let (config, narrowed) = match owners(&config, &args.tool) {
+        Some(servers) => (
+            Config {
+                servers,
+                ..config.clone()
+            },
+            Some(config),
+        ),
+        None => (config, None),
+    };
+    let mut loaded = fill_board_from(config, timeout, progress).await;
+    if let Some(all) = narrowed
+        && loaded
+            .as_ref()
+            .map_or(true, |l| l.board.get_tool(&args.tool).is_none())
+    {
+        if let Ok(l) = &loaded {
+            l.board.shutdown().await;
+        }
+        tracing::debug!(tool = %args.tool, "not on the servers its namespace names; starting all");
+        loaded = fill_board_from(all, timeout, progress).await;
+    }
+    let Loaded { board, started, .. } = loaded?;
     let outcome = call_and_print(&board, &args.tool, arguments, args.timeout, args.json).await;
     board.shutdown().await;
     match outcome {
@@ -31,6 +58,28 @@ pub async fn run(args: CallArgs, progress: Progress) -> Result<i32> {
         }
         other => other,
     }
+}
+
+/// The servers that can own `tool`: those whose namespace prefixes it (`units-convert` ->
+/// `units`), with every unprefixed server (its tools keep their own names). `None` when no
+/// namespace prefixes it, or every server would be started anyway.
+pub fn owners(config: &Config, tool: &str) -> Option<Vec<ServerConfig>> {
+    let prefixes = |s: &ServerConfig| {
+        s.namespace.as_deref().is_some_and(|ns| {
+            tool.strip_prefix(ns)
+                .is_some_and(|rest| rest.starts_with('-'))
+        })
+    };
+    if !config.servers.iter().any(prefixes) {
+        return None;
+    }
+    let picked: Vec<ServerConfig> = config
+        .servers
+        .iter()
+        .filter(|s| s.namespace.is_none() || prefixes(s))
+        .cloned()
+        .collect();
+    (picked.len() < config.servers.len()).then_some(picked)
 }
 
 fn is_not_found(e: &anyhow::Error) -> bool {
@@ -100,7 +149,7 @@ pub async fn call_and_print(
     };
     let failed = result.is_error == Some(true);
     if json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        crate::output::println(&serde_json::to_string_pretty(&result)?)?;
     } else {
         let text = render_result(&result);
         if failed {
@@ -109,7 +158,7 @@ pub async fn call_and_print(
                 eprintln!("{text}");
             }
         } else if !text.is_empty() {
-            println!("{text}");
+            crate::output::println(&text)?;
         }
     }
     Ok(i32::from(failed))

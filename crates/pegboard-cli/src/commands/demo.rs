@@ -36,7 +36,7 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
     };
     let startup = Duration::from_secs(30);
     let Loaded { board, .. } = fill_board_from(config, startup, progress).await?;
-    println!("\n$ pegboard tools {shown}");
+    crate::output::println(&format!("\n$ pegboard tools {shown}"))?;
     let listed = tools::print_tools(&board, Format::Table);
     let mut code = 0;
     if listed.is_ok() {
@@ -45,7 +45,7 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
             .find(|(name, _)| board.get_tool(name).is_some())
         {
             Some((name, arguments)) => {
-                println!("\n$ pegboard call {name} '{arguments}'");
+                crate::output::println(&format!("\n$ pegboard call {name} '{arguments}'"))?;
                 code = match call::call_and_print(&board, name, arguments, None, false).await {
                     Ok(c) => c,
                     Err(e) => {
@@ -54,10 +54,10 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
                     }
                 };
                 if code == 0 {
-                    println!(
+                    crate::output::println(&format!(
                         "\nThat is the board: every server's tools under one namespaced list. Next: \
                          `pegboard serve {shown}` to give it to an MCP client."
-                    );
+                    ))?;
                 }
             }
             None => eprintln!("(no sample tool on the board to call)"),

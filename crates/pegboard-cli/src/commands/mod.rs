@@ -44,7 +44,10 @@ pub async fn fill_board_from(
             config.source.display()
         );
     }
-    let board = PegBoard::new();
+    // Listing a server's tools is part of starting it: the same timeout bounds both.
+    let board = PegBoard::builder()
+        .discovery_timeout(startup_timeout)
+        .build();
     let started = connect::start_all(&board, &config, startup_timeout, progress).await;
     if started.ready() == 0 {
         board.shutdown().await;

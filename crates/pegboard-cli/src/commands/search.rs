@@ -1,8 +1,6 @@
 //! `pegboard search QUERY...`: the board's best tools for a request, as a table or JSON.
 
-use std::io::Write;
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use pegboard::ToolMatch;
 use serde_json::json;
 
@@ -27,10 +25,7 @@ pub async fn run(args: SearchArgs, progress: Progress) -> Result<i32> {
     } else {
         table(&found)
     };
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .context("cannot write to stdout")?;
+    crate::output::print(&text)?;
     Ok(if found.is_empty() { 1 } else { 0 })
 }
 
@@ -68,10 +63,10 @@ fn table(found: &[ToolMatch]) -> String {
         } else {
             format!("{:.2}", m.score)
         };
-        let line = format!(
-            "{rank:>2}. {:<width$}  {score:>6}  {description}",
-            m.tool.name.as_str()
-        );
+        // Padded by hand: `format!` widths panic past u16::MAX, and names can be that long.
+        let name = m.tool.name.as_str();
+        let pad = " ".repeat(width.saturating_sub(name.chars().count()));
+        let line = format!("{rank:>2}. {name}{pad}  {score:>6}  {description}");
         out.push_str(line.trim_end());
         out.push('\n');
     }

@@ -1,7 +1,5 @@
 //! `pegboard tools`: connect everything and print the merged tool list.
 
-use std::io::Write;
-
 use anyhow::{Context, Result};
 use pegboard::PegBoard;
 use pegboard::export::{ExportOptions, Provider};
@@ -32,11 +30,7 @@ pub fn print_tools(board: &PegBoard, format: Format) -> Result<()> {
 
 /// [`print_tools`] with export options (`defer_loading`).
 pub fn print_tools_with(board: &PegBoard, format: Format, options: ExportOptions) -> Result<()> {
-    let text = render(board, format, options)?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .context("cannot write to stdout")?;
-    out.flush().context("cannot write to stdout")
+    crate::output::print(&render(board, format, options)?)
 }
 
 fn render(board: &PegBoard, format: Format, options: ExportOptions) -> Result<String> {
@@ -70,6 +64,11 @@ pub fn table(board: &PegBoard) -> String {
             (name, namespace, description)
         })
         .collect();
+    layout(&rows)
+}
+
+/// Rows under a header, in aligned columns.
+fn layout(rows: &[(String, String, String)]) -> String {
     let header = (
         "NAME".to_string(),
         "NAMESPACE".to_string(),
@@ -89,11 +88,26 @@ pub fn table(board: &PegBoard) -> String {
         .max(header.1.len());
     let mut out = String::new();
     for (name, ns, desc) in std::iter::once(&header).chain(rows.iter()) {
-        let line = format!("{name:<w_name$}  {ns:<w_ns$}  {desc}");
+        // Padded by hand: `format!`'s width is capped at u16::MAX and panics past it, and a
+        // namespace can be longer than that.
+        let mut line =
+            String::with_capacity(w_name.saturating_add(w_ns).saturating_add(desc.len() + 4));
+        pad_into(&mut line, name, w_name);
+        line.push_str("  ");
+        pad_into(&mut line, ns, w_ns);
+        line.push_str("  ");
+        line.push_str(desc);
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
+}
+
+/// `text`, then spaces up to `width` characters.
+fn pad_into(line: &mut String, text: &str, width: usize) {
+    line.push_str(text);
+    let used = text.chars().count();
+    line.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
 }
 
 /// The first non-empty line of `text`, cut to `max` characters.
@@ -119,6 +133,34 @@ mod tests {
         assert_eq!(first_line("\n  Search notes.\nMore.", 80), "Search notes.");
         assert_eq!(first_line("abcdefghij", 5), "abcd…");
         assert_eq!(first_line("", 5), "");
+    }
+
+    #[test]
+    fn a_namespace_longer_than_a_format_width_does_not_panic() {
+        let huge = "n".repeat(65_536);
+        let rows = vec![
+            (format!("{huge}-t"), huge.clone(), "Does it.".to_string()),
+            ("x".to_string(), "-".to_string(), String::new()),
+        ];
+        let text = layout(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with(&format!("{huge}  Does it.")));
+        assert_eq!(lines[2].find('-'), Some(65_538 + 2));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_table_and_first_line_never_panic(
+            rows in proptest::collection::vec(("\\PC{0,300}", "\\PC{0,300}", "\\PC{0,300}"), 0..5),
+            max in 0usize..100,
+        ) {
+            let text = layout(&rows);
+            proptest::prop_assert_eq!(text.matches('\n').count(), rows.len() + 1 + rows.iter().map(|r| r.0.matches('\n').count() + r.1.matches('\n').count() + r.2.matches('\n').count()).sum::<usize>());
+            for (_, _, desc) in &rows {
+                proptest::prop_assert!(first_line(desc, max).chars().count() <= max.max(1));
+            }
+        }
     }
 
     #[test]

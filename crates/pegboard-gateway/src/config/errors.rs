@@ -19,7 +19,7 @@ pub enum ConfigError {
     #[error("{0}")]
     NotFound(String),
     /// Not JSON, or JSON of the wrong shape (a server written twice, a string where a list belongs).
-    #[error("{}:{line}:{column}: invalid config: {message}", path.display())]
+    #[error("{}:{line}:{column}: invalid config JSON: {message}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
