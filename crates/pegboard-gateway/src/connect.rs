@@ -181,6 +181,9 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
+            // The gateway's own bearer token is no business of the servers it starts (a config
+            // that sets it for a server explicitly still can: `envs` comes after).
+            cmd.env_remove("PEGBOARD_TOKEN");
             cmd.args(args).envs(env).kill_on_drop(true);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);

@@ -70,6 +70,21 @@ pub fn router(
         .layer(middleware::from_fn_with_state(Arc::new(guard), check)))
 }
 
+/// Refuse a token that is empty or only whitespace: it would otherwise read as "auth required"
+/// while no client can ever send it (or, filtered out, silently serve with no auth at all).
+///
+/// # Errors
+/// When `token` is `Some` and blank, with what to do instead.
+pub fn check_token(token: Option<&str>) -> anyhow::Result<()> {
+    match token {
+        Some(t) if t.trim().is_empty() => anyhow::bail!(
+            "the bearer token is empty (`--token \"\"` or `PEGBOARD_TOKEN=` set to nothing): give a real \
+             token, or unset PEGBOARD_TOKEN and drop --token to serve without authentication"
+        ),
+        _ => Ok(()),
+    }
+}
+
 async fn not_found() -> (StatusCode, &'static str) {
     (
         StatusCode::NOT_FOUND,
@@ -104,8 +119,11 @@ impl Guard {
                 )
             })?);
         }
-        let token = options.token.clone().filter(|t| !t.is_empty());
-        Ok(Self { token, origins })
+        check_token(options.token.as_deref())?;
+        Ok(Self {
+            token: options.token.clone(),
+            origins,
+        })
     }
 
     fn origin_allowed(&self, origin: &str) -> bool {
@@ -440,5 +458,19 @@ mod tests {
             ..Default::default()
         };
         assert!(Guard::new(&options).is_err());
+    }
+
+    #[test]
+    fn a_blank_token_is_refused_not_dropped() {
+        for blank in ["", "   "] {
+            let options = HttpOptions {
+                token: Some(blank.into()),
+                ..Default::default()
+            };
+            let refused = Guard::new(&options).map(|_| ()).unwrap_err().to_string();
+            assert!(refused.contains("token is empty"), "{refused}");
+        }
+        assert!(check_token(None).is_ok());
+        assert!(check_token(Some("s3cret")).is_ok());
     }
 }

@@ -27,6 +27,9 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     if args.http.is_none() && args.token.is_some() {
         tracing::warn!("--token / PEGBOARD_TOKEN only applies with --http; ignored for stdio");
     }
+    if args.http.is_some() {
+        crate::http::check_token(args.token.as_deref())?;
+    }
     // Take the port before starting anything, so a port in use fails at once.
     let listener = match args.http {
         Some(addr) => Some(TcpListener::bind(addr).await.with_context(|| {

@@ -1,0 +1,99 @@
+//! `pegboard serve --http` and its bearer token: a blank token refuses to start (it must never
+//! silently mean "no auth"), and the servers the gateway starts do not inherit `PEGBOARD_TOKEN`.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Run `pegboard serve --http 127.0.0.1:0` with `extra` args and `env`, expecting it to exit; its
+/// exit status and stderr.
+async fn serve_expecting_exit(
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(std::process::ExitStatus, String)> {
+    let dir = tempfile::tempdir()?;
+    let config = common::write_demo_config(dir.path());
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(common::pegboard())
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .args(extra)
+            .env_remove("PEGBOARD_TOKEN")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .context("pegboard serve kept running with a blank token")??;
+    Ok((
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+#[tokio::test]
+async fn a_blank_token_refuses_to_start() -> Result<()> {
+    for (extra, env) in [
+        (vec!["--token", ""], vec![]),
+        (vec!["--token", "  "], vec![]),
+        (vec![], vec![("PEGBOARD_TOKEN", "")]),
+    ] {
+        let (status, stderr) = serve_expecting_exit(&extra, &env).await?;
+        assert!(!status.success(), "{extra:?} {env:?}: exited {status}");
+        assert!(
+            stderr.contains("token is empty"),
+            "{extra:?} {env:?}: {stderr}"
+        );
+        assert!(!stderr.contains("serving"), "it must not serve: {stderr}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn servers_do_not_inherit_the_gateway_token() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let seen = dir.path().join("seen");
+    // A real server (the units demo) started through a shell that first writes down the
+    // PEGBOARD_TOKEN it was given (`$VAR`, not `${VAR}`: the config expands the latter itself).
+    let script = format!(
+        "printf 'token:%s' \"$PEGBOARD_TOKEN\" > '{}'; exec '{}' demo-server units",
+        seen.display(),
+        common::pegboard().display()
+    );
+    let config = serde_json::json!({
+        "mcpServers": { "units": { "command": "sh", "args": ["-c", script] } }
+    });
+    let path = dir.path().join("pegboard.json");
+    std::fs::write(&path, config.to_string())?;
+
+    let mut child = tokio::process::Command::new(common::pegboard())
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&path)
+        .env("PEGBOARD_TOKEN", "s3cret")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
+    // Serving means the units server answered its handshake, so the script has run.
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await? {
+            if common::serving_url(&line).is_some() {
+                return Ok(());
+            }
+        }
+        bail!("pegboard exited before serving")
+    })
+    .await
+    .context("no `serving ... at URL` line")??;
+    child.kill().await?;
+    assert_eq!(std::fs::read_to_string(&seen)?, "token:");
+    Ok(())
+}
