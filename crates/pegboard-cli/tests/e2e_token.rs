@@ -97,3 +97,35 @@ async fn servers_do_not_inherit_the_gateway_token() -> Result<()> {
     assert_eq!(std::fs::read_to_string(&seen)?, "token:");
     Ok(())
 }
+
+#[test]
+fn the_deployment_guide_names_only_flags_that_exist() -> Result<()> {
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deploy/README.md"),
+    )?;
+    let help = std::process::Command::new(common::pegboard())
+        .args(["serve", "--help"])
+        .output()?;
+    let help = String::from_utf8_lossy(&help.stdout);
+    let flags: std::collections::BTreeSet<&str> = guide
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| w.starts_with("--") && w[2..].starts_with(|c: char| c.is_ascii_lowercase()))
+        .collect();
+    for needed in [
+        "--http",
+        "--token",
+        "--allow-host",
+        "--allow-origin",
+        "--stateless",
+    ] {
+        assert!(flags.contains(needed), "the guide should explain {needed}");
+    }
+    for flag in &flags {
+        assert!(
+            help.contains(&format!("{flag} ")),
+            "the guide names {flag}, which `pegboard serve` does not have"
+        );
+    }
+    assert!(guide.contains("proxy_set_header Host $host"));
+    Ok(())
+}
