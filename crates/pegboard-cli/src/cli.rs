@@ -173,6 +173,15 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stateless: bool,
 
+    /// Seconds an HTTP client may take to send a request's headers before its connection is closed
+    /// (slowloris defence).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+
+    /// Seconds an HTTP request body may go without sending anything before the request fails.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout: u64,
+
     /// Do not restart a server that exits (by default it is restarted with backoff and its tools come back;
     /// with this flag, a SIGHUP reload starts it again).
     #[arg(long)]

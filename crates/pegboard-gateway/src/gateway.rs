@@ -5,7 +5,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use pegboard::PegBoard;
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
@@ -132,7 +131,8 @@ impl Gateway {
     }
 
     /// Serve streamable HTTP on `addr` (at `/mcp`) until `ct` is cancelled. Every accepted
-    /// connection gets `TCP_NODELAY`.
+    /// connection gets `TCP_NODELAY` and the default
+    /// [`Timeouts`](crate::http_serve::Timeouts) (10 s for headers, 30 s of silence in a body).
     ///
     /// # Errors
     /// [`GatewayError::Bind`], [`GatewayError::HttpOption`] or [`GatewayError::Serve`].
@@ -146,13 +146,7 @@ impl Gateway {
             .await
             .map_err(|source| GatewayError::Bind { addr, source })?;
         let app = self.router(options, ct.child_token())?;
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!("cannot set TCP_NODELAY: {e}");
-            }
-        });
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { ct.cancelled().await })
+        crate::http_serve::serve(listener, app, crate::http_serve::Timeouts::default(), ct)
             .await
             .map_err(|e| GatewayError::Serve(format!("the HTTP server failed: {e}")))
     }

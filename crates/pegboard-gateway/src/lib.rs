@@ -44,6 +44,7 @@ mod forward;
 mod gateway;
 pub mod http;
 mod http_client;
+pub mod http_serve;
 pub mod relay;
 pub mod reload;
 pub mod search_mode;

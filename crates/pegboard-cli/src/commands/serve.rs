@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use axum::serve::ListenerExt;
+use pegboard_gateway::http_serve::Timeouts;
 use pegboard_gateway::search_mode::{SearchSettings, ToolSearch};
 use pegboard_gateway::server::BoardServer;
 use rmcp::ServiceExt;
@@ -80,7 +80,11 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
                     allow_hosts: args.allow_host.clone(),
                     stateless: args.stateless,
                 };
-                serve_http(server, listener, &options, &summary, progress).await
+                let timeouts = Timeouts {
+                    header: Duration::from_secs(args.header_timeout),
+                    body: Duration::from_secs(args.body_timeout),
+                };
+                serve_http(server, listener, &options, timeouts, &summary, progress).await
             }
         }
     };
@@ -158,6 +162,7 @@ async fn serve_http(
     server: BoardServer,
     listener: TcpListener,
     options: &HttpOptions,
+    timeouts: Timeouts,
     summary: &str,
     progress: Progress,
 ) -> Result<()> {
@@ -185,22 +190,16 @@ async fn serve_http(
     } else {
         tracing::info!("serving at http://{local}{MCP_PATH}");
     }
-    let stop = ct.clone();
-    // Without TCP_NODELAY every small response on a keep-alive connection waits ~40 ms for Nagle's
-    // algorithm to give up on coalescing it.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        shutdown_signal().await;
-        stop.cancel();
-    });
-    let mut server = std::pin::pin!(server.into_future());
+    let server = pegboard_gateway::http_serve::serve(listener, app, timeouts, ct.clone());
+    let mut server = std::pin::pin!(server);
+    tokio::select! {
+        r = &mut server => return r.context("the HTTP server failed"),
+        () = shutdown_signal() => ct.cancel(),
+    }
+    // Sessions end with `ct`; give open connections a moment to finish what they are sending.
     tokio::select! {
         r = &mut server => r.context("the HTTP server failed")?,
-        () = async { ct.cancelled().await; tokio::time::sleep(HTTP_DRAIN).await } => {
+        () = tokio::time::sleep(HTTP_DRAIN) => {
             tracing::warn!("open HTTP connections did not close within {HTTP_DRAIN:?}; closing them");
         }
     }

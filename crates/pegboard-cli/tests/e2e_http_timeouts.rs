@@ -1,0 +1,92 @@
+//! The HTTP front's read timeouts: a client that never finishes its headers (slowloris) is
+//! disconnected, and a request whose body goes quiet is answered instead of held forever.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+/// Far longer than the 1 s timeouts under test: only a gateway that never times out hits it.
+const OUTER: Duration = Duration::from_secs(20);
+
+/// `pegboard serve --http 127.0.0.1:0 --header-timeout 1 --body-timeout 1` on the demo config.
+async fn gateway(dir: &std::path::Path) -> Result<(tokio::process::Child, String)> {
+    let config = common::write_demo_config(dir);
+    let mut child = tokio::process::Command::new(common::pegboard())
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "1",
+            "--body-timeout",
+            "1",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .env_remove("PEGBOARD_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
+    let url = tokio::time::timeout(OUTER, async {
+        while let Some(line) = stderr.next_line().await? {
+            if let Some(url) = common::serving_url(&line) {
+                return Ok(url);
+            }
+        }
+        bail!("pegboard exited before serving")
+    })
+    .await
+    .context("no `serving ... at URL` line")??;
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    Ok((child, addr))
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_disconnected() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_child, addr) = gateway(dir.path()).await?;
+    let mut tcp = TcpStream::connect(&addr).await?;
+    tcp.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await?;
+    // The gateway closes the connection (maybe after a 408); it never waits for the rest.
+    let mut rest = Vec::new();
+    tokio::time::timeout(OUTER, tcp.read_to_end(&mut rest))
+        .await
+        .context("the half-sent request was held open past the header timeout")??;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_body_that_goes_quiet_gets_an_answer() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_child, addr) = gateway(dir.path()).await?;
+    let mut tcp = TcpStream::connect(&addr).await?;
+    tcp.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+          Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+    )
+    .await?;
+    let mut head = BufReader::new(tcp);
+    let mut status = String::new();
+    tokio::time::timeout(OUTER, head.read_line(&mut status))
+        .await
+        .context("the stalled body was waited on past the body timeout")??;
+    // An error status, or the connection closed without one; never a success.
+    assert!(
+        status.is_empty() || !status.contains(" 200 "),
+        "a request with a stalled body succeeded: {status}"
+    );
+    Ok(())
+}

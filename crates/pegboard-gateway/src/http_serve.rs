@@ -1,0 +1,92 @@
+//! Serving the HTTP front on a TCP listener with the read timeouts `axum::serve` lacks.
+//!
+//! `axum::serve` holds a connection for as long as its client keeps it open, so a client that
+//! sends a request's headers one byte a minute (slowloris) holds a task and a socket forever.
+//! Here each connection is served by hyper directly, with a header read timeout (the connection
+//! is closed when the headers have not all arrived in time) and a request body timeout (the
+//! request fails when its body goes quiet for too long). Every accepted socket gets
+//! `TCP_NODELAY`: without it each small response on a keep-alive connection waits ~40 ms for
+//! Nagle's algorithm.
+//!
+//! ```no_run
+//! # async fn demo(app: axum::Router) -> std::io::Result<()> {
+//! use pegboard_gateway::http_serve::{Timeouts, serve};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+//! serve(listener, app, Timeouts::default(), tokio_util::sync::CancellationToken::new()).await
+//! # }
+//! ```
+
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower::Layer;
+use tower_http::timeout::RequestBodyTimeoutLayer;
+
+/// Pause after a failed `accept` (out of file descriptors, say), so the loop does not spin.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Read timeouts of the HTTP front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long a client may take to send a request's headers; then the connection is closed.
+    pub header: Duration,
+    /// How long a request body may go without sending anything; then the request fails.
+    pub body: Duration,
+}
+
+impl Default for Timeouts {
+    /// 10 s for headers, 30 s of silence in a body.
+    fn default() -> Self {
+        Self {
+            header: Duration::from_secs(10),
+            body: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Serve `app` on `listener` until `shutdown` is cancelled; then stop accepting and wait for the
+/// open connections to finish their current request.
+///
+/// # Errors
+/// None today (a failed `accept` is logged and retried); the `Result` leaves room for one.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    timeouts: Timeouts,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let service = TowerToHyperService::new(RequestBodyTimeoutLayer::new(timeouts.body).layer(app));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(timeouts.header);
+    let graceful = GracefulShutdown::new();
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                Err(e) => {
+                    tracing::warn!("cannot accept an HTTP connection: {e}");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service.clone()));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("HTTP connection ended: {e}");
+            }
+        });
+    }
+    graceful.shutdown().await;
+    Ok(())
+}
