@@ -173,6 +173,14 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stateless: bool,
 
+    /// HTTP sessions open at once at most; a new one over this is answered 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions: u64,
+
+    /// Seconds an HTTP session may stay idle before it is closed.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub session_idle: u64,
+
     /// Seconds an HTTP client may take to send a request's headers before its connection is closed
     /// (slowloris defence).
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]

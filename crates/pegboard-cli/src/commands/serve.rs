@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Loaded, fill_board, shutdown_signal};
 use crate::cli::ServeArgs;
 use crate::connect::{Progress, Started};
-use crate::http::{HttpOptions, MCP_PATH, router};
+use crate::http::{HttpOptions, MCP_PATH, SessionLimits, router};
 use crate::reload::{self, Fleet, Hangup};
 
 /// How long open HTTP connections get to finish after a shutdown signal.
@@ -79,6 +79,10 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
                     allow_origins: args.allow_origin.clone(),
                     allow_hosts: args.allow_host.clone(),
                     stateless: args.stateless,
+                    sessions: SessionLimits {
+                        max: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+                        idle: Duration::from_secs(args.session_idle),
+                    },
                 };
                 let timeouts = Timeouts {
                     header: Duration::from_secs(args.header_timeout),

@@ -16,6 +16,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+mod sessions;
+pub use sessions::SessionLimits;
+
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
@@ -32,6 +35,8 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// No sessions (rmcp's stateless mode, JSON responses): for replicas behind a load balancer.
     pub stateless: bool,
+    /// How many sessions may be open and how long an idle one lives.
+    pub sessions: SessionLimits,
 }
 
 /// The router: `/mcp` served by `server`, guarded. `ct` stops every session when cancelled.
@@ -58,15 +63,17 @@ pub fn router(
             .with_legacy_session_mode(false)
             .with_json_response(true);
     }
+    let manager = sessions::manager(options.sessions);
+    let cap = sessions::Cap {
+        manager: Arc::clone(&manager),
+        max: options.sessions.max,
+    };
     let service: StreamableHttpService<BoardServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(server.session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        StreamableHttpService::new(move || Ok(server.session()), manager, config);
     Ok(Router::new()
         .nest_service(MCP_PATH, service)
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(cap, sessions::cap))
         .layer(middleware::from_fn_with_state(Arc::new(guard), check)))
 }
 
@@ -314,6 +321,7 @@ mod tests {
             allow_origins: allow_origins.iter().map(|s| s.to_string()).collect(),
             allow_hosts: vec![],
             stateless: false,
+            sessions: SessionLimits::default(),
         };
         match router(BoardServer::new(board), &options, CancellationToken::new()) {
             Ok(r) => r,
