@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+mod origins;
 mod sessions;
 pub use sessions::SessionLimits;
 
@@ -58,6 +59,12 @@ pub fn router(
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(ct);
+    config = match origins::allowed(&options.allow_origins)? {
+        Some(allowed) => config
+            .with_allowed_origins(allowed)
+            .enforce_origin_validation(),
+        None => config.disable_allowed_origins(),
+    };
     if options.stateless {
         config = config
             .with_legacy_session_mode(false)
@@ -103,41 +110,14 @@ async fn not_found() -> (StatusCode, &'static str) {
 #[derive(Debug)]
 struct Guard {
     token: Option<String>,
-    origins: Vec<OriginRule>,
 }
 
 impl Guard {
     fn new(options: &HttpOptions) -> anyhow::Result<Self> {
-        let mut origins = Vec::new();
-        for scheme in ["http", "https"] {
-            for host in ["localhost", "127.0.0.1", "[::1]"] {
-                origins.push(OriginRule::Tuple {
-                    scheme: scheme.into(),
-                    host: host.into(),
-                    port: PortRule::Any,
-                });
-            }
-        }
-        for o in &options.allow_origins {
-            origins.push(OriginRule::parse_rule(o).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--allow-origin `{o}` is not an origin; write scheme://host[:port], e.g. https://app.example.com \
-                     or http://myhost:* (any port), or `null`, or `*` (any origin)"
-                )
-            })?);
-        }
         check_token(options.token.as_deref())?;
         Ok(Self {
             token: options.token.clone(),
-            origins,
         })
-    }
-
-    fn origin_allowed(&self, origin: &str) -> bool {
-        let Some(parsed) = Origin::parse(origin) else {
-            return false;
-        };
-        self.origins.iter().any(|rule| rule.matches(&parsed))
     }
 
     fn token_ok(&self, authorization: Option<&HeaderValue>) -> bool {
@@ -156,17 +136,6 @@ impl Guard {
 }
 
 async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| guard.origin_allowed(o));
-        if !allowed {
-            tracing::warn!(origin = ?origin, "refused a request from a disallowed Origin (403)");
-            return (
-                StatusCode::FORBIDDEN,
-                "forbidden: this Origin is not allowed (start pegboard with --allow-origin ORIGIN to allow it)\n",
-            )
-                .into_response();
-        }
-    }
     if !guard.token_ok(request.headers().get(header::AUTHORIZATION)) {
         tracing::debug!("refused a request without the right bearer token (401)");
         return (
@@ -176,7 +145,17 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         )
             .into_response();
     }
-    next.run(request).await
+    let has_origin = request.headers().contains_key(header::ORIGIN);
+    let response = next.run(request).await;
+    if has_origin && response.status() == StatusCode::FORBIDDEN {
+        // rmcp refused the Origin (see `origins`); say how to let it in.
+        return (
+            StatusCode::FORBIDDEN,
+            "forbidden: this Origin is not allowed (start pegboard with --allow-origin ORIGIN to allow it)\n",
+        )
+            .into_response();
+    }
+    response
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -184,124 +163,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// A parsed `Origin` header value.
-#[derive(Debug, PartialEq, Eq)]
-enum Origin {
-    Null,
-    Tuple {
-        scheme: String,
-        host: String,
-        port: u16,
-    },
-}
-
-impl Origin {
-    fn parse(s: &str) -> Option<Self> {
-        let s = s.trim();
-        if s.eq_ignore_ascii_case("null") {
-            return Some(Self::Null);
-        }
-        let (scheme, host, port) = split_origin(s)?;
-        let port = match port {
-            Some(p) => p.parse().ok()?,
-            None => default_port(&scheme)?,
-        };
-        Some(Self::Tuple { scheme, host, port })
-    }
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum PortRule {
-    Any,
-    Exact(u16),
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum OriginRule {
-    AnyOrigin,
-    Null,
-    Tuple {
-        scheme: String,
-        host: String,
-        port: PortRule,
-    },
-}
-
-impl OriginRule {
-    fn parse_rule(s: &str) -> Option<Self> {
-        let s = s.trim().trim_end_matches('/');
-        if s == "*" {
-            return Some(Self::AnyOrigin);
-        }
-        if s.eq_ignore_ascii_case("null") {
-            return Some(Self::Null);
-        }
-        let (scheme, host, port) = split_origin(s)?;
-        let port = match port {
-            Some("*") => PortRule::Any,
-            Some(p) => PortRule::Exact(p.parse().ok()?),
-            None => PortRule::Exact(default_port(&scheme)?),
-        };
-        Some(Self::Tuple { scheme, host, port })
-    }
-
-    fn matches(&self, origin: &Origin) -> bool {
-        match (self, origin) {
-            (Self::AnyOrigin, _) => true,
-            (Self::Null, Origin::Null) => true,
-            (
-                Self::Tuple { scheme, host, port },
-                Origin::Tuple {
-                    scheme: s,
-                    host: h,
-                    port: p,
-                },
-            ) => {
-                scheme == s
-                    && host == h
-                    && match port {
-                        PortRule::Any => true,
-                        PortRule::Exact(x) => x == p,
-                    }
-            }
-            _ => false,
-        }
-    }
-}
-
-/// `scheme://host[:port]` → (lowercase scheme, lowercase host, port text). IPv6 hosts keep their brackets.
-fn split_origin(s: &str) -> Option<(String, String, Option<&str>)> {
-    let (scheme, rest) = s.split_once("://")?;
-    if scheme.is_empty() || rest.is_empty() || rest.contains('/') || rest.contains('@') {
-        return None;
-    }
-    let (host, port) = if let Some(after) = rest.strip_prefix('[') {
-        let end = after.find(']')?;
-        let host = &rest[..end + 2];
-        match &after[end + 1..] {
-            "" => (host, None),
-            p => (host, Some(p.strip_prefix(':')?)),
-        }
-    } else {
-        match rest.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (rest, None),
-        }
-    };
-    if host.is_empty() {
-        return None;
-    }
-    Some((scheme.to_ascii_lowercase(), host.to_ascii_lowercase(), port))
-}
-
-fn default_port(scheme: &str) -> Option<u16> {
-    match scheme {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -436,36 +297,14 @@ mod tests {
     }
 
     #[test]
-    fn origin_parsing() {
-        assert_eq!(
-            Origin::parse("HTTP://LocalHost:80"),
-            Some(Origin::Tuple {
-                scheme: "http".into(),
-                host: "localhost".into(),
-                port: 80
-            })
-        );
-        assert_eq!(
-            Origin::parse("http://[::1]"),
-            Some(Origin::Tuple {
-                scheme: "http".into(),
-                host: "[::1]".into(),
-                port: 80
-            })
-        );
-        assert_eq!(Origin::parse("null"), Some(Origin::Null));
-        assert_eq!(Origin::parse("http://a/b"), None);
-        assert_eq!(Origin::parse("garbage"), None);
-        assert!(OriginRule::parse_rule("example.com").is_none());
-    }
-
-    #[test]
     fn bad_allow_origin_is_an_error() {
         let options = HttpOptions {
             allow_origins: vec!["example.com".into()],
             ..Default::default()
         };
-        assert!(Guard::new(&options).is_err());
+        let board = pegboard::PegBoard::new();
+        let refused = router(BoardServer::new(board), &options, CancellationToken::new());
+        assert!(refused.is_err());
     }
 
     #[test]
