@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -51,35 +50,8 @@ fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
 
 /// `pegboard serve --http 127.0.0.1:0 EXTRA..` on the demo config; the child and its HOST:PORT.
 async fn gateway(dir: &std::path::Path, extra: &[&str]) -> Result<(tokio::process::Child, String)> {
-    let config = common::write_demo_config(dir);
-    let mut child = tokio::process::Command::new(common::pegboard())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
-        .arg("--config")
-        .arg(&config)
-        .env_remove("PEGBOARD_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(WAIT, async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = common::serving_url(&line) {
-                return Ok(url);
-            }
-        }
-        bail!("pegboard exited before serving")
-    })
-    .await
-    .context("no `serving ... at URL` line")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_string();
-    Ok((child, addr))
+    let (child, url) = common::serve_http(&common::write_demo_config(dir), extra, &[]).await?;
+    Ok((child, common::host_port(&url)))
 }
 
 #[tokio::test]

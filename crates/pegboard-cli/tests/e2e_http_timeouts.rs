@@ -3,10 +3,9 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -15,42 +14,9 @@ const OUTER: Duration = Duration::from_secs(20);
 
 /// `pegboard serve --http 127.0.0.1:0 --header-timeout 1 --body-timeout 1` on the demo config.
 async fn gateway(dir: &std::path::Path) -> Result<(tokio::process::Child, String)> {
-    let config = common::write_demo_config(dir);
-    let mut child = tokio::process::Command::new(common::pegboard())
-        .args([
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--header-timeout",
-            "1",
-            "--body-timeout",
-            "1",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .env_remove("PEGBOARD_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(OUTER, async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = common::serving_url(&line) {
-                return Ok(url);
-            }
-        }
-        bail!("pegboard exited before serving")
-    })
-    .await
-    .context("no `serving ... at URL` line")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    let addr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_string();
-    Ok((child, addr))
+    let extra = ["--header-timeout", "1", "--body-timeout", "1"];
+    let (child, url) = common::serve_http(&common::write_demo_config(dir), &extra, &[]).await?;
+    Ok((child, common::host_port(&url)))
 }
 
 #[tokio::test]

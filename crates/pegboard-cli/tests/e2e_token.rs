@@ -6,8 +6,7 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use anyhow::{Context, Result};
 
 /// Run `pegboard serve --http 127.0.0.1:0` with `extra` args and `env`, expecting it to exit; its
 /// exit status and stderr.
@@ -72,27 +71,8 @@ async fn servers_do_not_inherit_the_gateway_token() -> Result<()> {
     let path = dir.path().join("pegboard.json");
     std::fs::write(&path, config.to_string())?;
 
-    let mut child = tokio::process::Command::new(common::pegboard())
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(&path)
-        .env("PEGBOARD_TOKEN", "s3cret")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
     // Serving means the units server answered its handshake, so the script has run.
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stderr.next_line().await? {
-            if common::serving_url(&line).is_some() {
-                return Ok(());
-            }
-        }
-        bail!("pegboard exited before serving")
-    })
-    .await
-    .context("no `serving ... at URL` line")??;
+    let (mut child, _url) = common::serve_http(&path, &[], &[("PEGBOARD_TOKEN", "s3cret")]).await?;
     child.kill().await?;
     assert_eq!(std::fs::read_to_string(&seen)?, "token:");
     Ok(())

@@ -45,3 +45,48 @@ pub fn serving_url(line: &str) -> Option<String> {
     let url = rest.split_whitespace().next()?;
     url.starts_with("http://").then(|| url.to_string())
 }
+
+/// `pegboard serve --http 127.0.0.1:0 EXTRA.. --config CONFIG` with `env` set (and no inherited
+/// `PEGBOARD_TOKEN` unless `env` sets it), once it says it is serving: the child and its
+/// `http://ADDR/mcp` URL. Its stderr keeps being drained so it never blocks on it.
+pub async fn serve_http(
+    config: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<(tokio::process::Child, String)> {
+    use anyhow::Context;
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(pegboard())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--config")
+        .arg(config)
+        .env_remove("PEGBOARD_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stderr = child.stderr.take().context("stderr")?;
+    let mut stderr = tokio::io::BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await? {
+            if let Some(url) = serving_url(&line) {
+                return Ok(url);
+            }
+        }
+        anyhow::bail!("pegboard exited before serving")
+    })
+    .await
+    .context("no `serving ... at URL` line")??;
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    Ok((child, url))
+}
+
+/// `HOST:PORT` of a `http://HOST:PORT/mcp` URL.
+pub fn host_port(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string()
+}
