@@ -2,43 +2,18 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Start `pegboard serve --http 127.0.0.1:0 EXTRA..` on the demo config; returns the child and its URL.
 async fn spawn(dir: &std::path::Path, extra: &[&str]) -> Result<(tokio::process::Child, String)> {
-    let config = common::write_demo_config(dir);
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard"))
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = common::serving_url(&line) {
-                return Ok(url);
-            }
-        }
-        bail!("pegboard exited before serving")
-    })
-    .await
-    .context("no `serving ... at URL` line")??;
-    // Keep draining stderr so the child never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    Ok((child, url))
+    common::serve_http(&common::write_demo_config(dir), extra, &[]).await
 }
 
 /// rmcp's default HTTP client uses reqwest's rustls without a built-in crypto provider here (the

@@ -8,13 +8,12 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{DynService, RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 type Client = RunningService<RoleClient, Box<dyn DynService<RoleClient>>>;
 
@@ -81,27 +80,7 @@ async fn spawn_http(dir: &Path) -> Result<(tokio::process::Child, String)> {
         serde_json::from_str(&std::fs::read_to_string(common::write_demo_config(dir))?)?;
     json["toolSearch"] = json!({"mode": "auto", "threshold": 1});
     std::fs::write(&config, json.to_string())?;
-    let mut child = tokio::process::Command::new(common::pegboard())
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = common::serving_url(&line) {
-                return Ok(url);
-            }
-        }
-        bail!("pegboard exited before serving")
-    })
-    .await
-    .context("no `serving ... at URL` line")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    Ok((child, url))
+    common::serve_http(&config, &[], &[]).await
 }
 
 #[tokio::test]
