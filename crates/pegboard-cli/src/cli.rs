@@ -190,6 +190,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout: u64,
 
+    /// Seconds after startup during which tools/list, and calls of tools not on the board yet, wait until
+    /// every server has started or failed (servers join the board in the background as they come up, and
+    /// clients get tools/list_changed). 0: never wait. The default covers most servers' start and stays far
+    /// inside MCP clients' request timeouts.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_wait)]
+    pub wait: Duration,
+
     /// Do not restart a server that exits (by default it is restarted with backoff and its tools come back;
     /// with this flag, a SIGHUP reload starts it again).
     #[arg(long)]
@@ -291,6 +298,14 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// `--wait`: like [`parse_secs`], and 0 is allowed.
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        _ => parse_secs(s),
+    }
+}
+
 /// `8700` → 127.0.0.1:8700; `localhost:8700` → 127.0.0.1:8700; `0.0.0.0:8700`, `[::1]:8700` as given.
 pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Ok(port) = s.parse::<u16>() {
@@ -355,6 +370,22 @@ mod tests {
         assert_eq!(args.arguments.as_deref(), Some("{}"));
         assert!(args.json);
         assert_eq!(args.config.config, Some(PathBuf::from("x.json")));
+        Ok(())
+    }
+
+    #[test]
+    fn wait_defaults_to_the_engines_grace_period_and_takes_zero() -> Result<(), clap::Error> {
+        let serve = |extra: &[&str]| -> Result<ServeArgs, clap::Error> {
+            let cli = Cli::try_parse_from([&["pegboard", "serve"], extra].concat())?;
+            let Command::Serve(args) = cli.command else {
+                panic!("serve expected")
+            };
+            Ok(args)
+        };
+        assert_eq!(serve(&[])?.wait, pegboard_gateway::startup::DEFAULT_WAIT);
+        assert_eq!(serve(&["--wait", "0"])?.wait, Duration::ZERO);
+        assert_eq!(serve(&["--wait", "2.5"])?.wait, Duration::from_millis(2500));
+        assert!(serve(&["--wait", "-1"]).is_err());
         Ok(())
     }
 }

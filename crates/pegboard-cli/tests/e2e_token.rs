@@ -7,6 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 /// Run `pegboard serve --http 127.0.0.1:0` with `extra` args and `env`, expecting it to exit; its
 /// exit status and stderr.
@@ -71,8 +74,15 @@ async fn servers_do_not_inherit_the_gateway_token() -> Result<()> {
     let path = dir.path().join("pegboard.json");
     std::fs::write(&path, config.to_string())?;
 
-    // Serving means the units server answered its handshake, so the script has run.
-    let (mut child, _url) = common::serve_http(&path, &[], &[("PEGBOARD_TOKEN", "s3cret")]).await?;
+    let (mut child, url) = common::serve_http(&path, &[], &[("PEGBOARD_TOKEN", "s3cret")]).await?;
+    // The gateway serves while its servers start: the first tools/list waits for them (--wait), and
+    // the units tools on it mean the units server answered its handshake, so the script has run.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header("s3cret");
+    let client = ().into_dyn().serve(StreamableHttpClientTransport::from_config(cfg)).await?;
+    let tools = client.list_all_tools().await?;
+    assert!(tools.iter().any(|t| t.name == "units-convert"), "{tools:?}");
+    client.cancel().await?;
     child.kill().await?;
     assert_eq!(std::fs::read_to_string(&seen)?, "token:");
     Ok(())

@@ -70,20 +70,20 @@ pub enum Progress {
     Quiet,
 }
 
-/// Connect every server of `config` at once, then register them on `board` in config order (so the tool
-/// order the LLM sees does not depend on which server answered first).
+/// Connect every server of `config` at once and register each on `board` as soon as it is up.
+///
+/// A server that hangs (in its handshake or its `tools/list`) costs one timeout in all, not one each,
+/// and delays no other: servers land on the board in the order they answer, and each one's progress
+/// line is printed when it is done. The outcomes come back in config order.
 pub async fn start_all(
     board: &PegBoard,
     config: &Config,
     handshake_timeout: Duration,
     progress: Progress,
 ) -> Started {
-    // Connect and list every server at once: a server that hangs (in its handshake or its
-    // tools/list) costs one timeout in all, not one each. Servers land on the board in the
-    // order they answer; outcomes are reported in file order.
     let starting = config.servers.iter().map(|server| async move {
         let name = server.name.clone();
-        let outcome = match connect(server, handshake_timeout).await {
+        let (result, index, stderr) = match connect(server, handshake_timeout).await {
             Ok(conn) => {
                 let stderr = conn.stderr.clone();
                 match register(board, server, conn).await {
@@ -93,26 +93,22 @@ pub async fn start_all(
             }
             Err(e) => (Err(e), None, None),
         };
-        (name, outcome)
-    });
-    let started = futures::future::join_all(starting).await;
-
-    let mut outcomes = Vec::with_capacity(started.len());
-    for (name, (result, index, stderr)) in started {
         match (&result, progress) {
             (Ok(n), Progress::Stderr) => eprintln!("{name}: ready, {n} tool{}", plural(*n)),
             (Err(e), Progress::Stderr) => eprintln!("{name}: failed: {e:#}"),
             (Ok(n), Progress::Quiet) => tracing::debug!(server = %name, tools = n, "ready"),
             (Err(e), Progress::Quiet) => tracing::error!(server = %name, "failed: {e:#}"),
         }
-        outcomes.push(Outcome {
+        Outcome {
             name,
             result,
             index,
             stderr,
-        });
+        }
+    });
+    Started {
+        outcomes: futures::future::join_all(starting).await,
     }
-    Started { outcomes }
 }
 
 fn plural(n: usize) -> &'static str {

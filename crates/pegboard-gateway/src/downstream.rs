@@ -47,13 +47,15 @@ impl Session {
         self.peer.get().is_none_or(Peer::is_transport_closed)
     }
 
-    /// Whether to advertise `logging`: some upstream does.
-    pub(crate) fn offers_logging(&self, board: &PegBoard) -> bool {
+    /// Whether to advertise `logging`: some upstream does, or (`starting`) servers are still
+    /// joining the board, any of which may log: the answer cannot wait for them and is kept.
+    pub(crate) fn offers_logging(&self, board: &PegBoard, starting: bool) -> bool {
         *self.logging.get_or_init(|| {
-            board.service_peers().iter().any(|(peer, _)| {
-                peer.peer_info()
-                    .is_some_and(|info| info.capabilities.logging.is_some())
-            })
+            starting
+                || board.service_peers().iter().any(|(peer, _)| {
+                    peer.peer_info()
+                        .is_some_and(|info| info.capabilities.logging.is_some())
+                })
         })
     }
 

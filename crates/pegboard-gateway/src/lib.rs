@@ -30,6 +30,7 @@
 //! - [`supervise`]: restart servers that die, with backoff.
 //! - [`reload`]: apply an edited config to running servers (SIGHUP).
 //! - [`server`]: [`BoardServer`], the board as an rmcp `ServerHandler`.
+//! - [`startup`]: serve while servers start; `--wait` for the first `tools/list`.
 //! - [`search_mode`]: `--tool-search`: `search_tools` and `call_tool` instead of every tool.
 //! - [`http`]: the streamable HTTP front and its guards (Origin, Host, bearer token).
 //! - `http_client.rs`: the client for upstream HTTP servers (rustls with ring, `TCP_NODELAY`).
@@ -49,6 +50,7 @@ pub mod relay;
 pub mod reload;
 pub mod search_mode;
 pub mod server;
+pub mod startup;
 pub mod supervise;
 mod tasks;
 pub mod upstream;

@@ -51,6 +51,7 @@ pub struct BoardServer {
     session: Arc<Session>,
     stateless: bool,
     search: Option<crate::search_mode::SearchMode>,
+    startup: crate::startup::Startup,
 }
 
 impl BoardServer {
@@ -66,6 +67,7 @@ impl BoardServer {
             session,
             stateless: false,
             search: None,
+            startup: crate::startup::Startup::default(),
         }
     }
 
@@ -114,6 +116,14 @@ impl BoardServer {
         self
     }
 
+    /// Serve while servers are still starting: `tools/list`, and calls of tools not on the board
+    /// yet, wait for `startup` (see [`crate::startup`]). Without it nothing waits.
+    #[must_use]
+    pub fn with_startup(mut self, startup: crate::startup::Startup) -> Self {
+        self.startup = startup;
+        self
+    }
+
     /// The board served.
     pub fn board(&self) -> &PegBoard {
         &self.board
@@ -141,7 +151,11 @@ impl ServerHandler for BoardServer {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if !self.stateless && self.session.offers_logging(&self.board) {
+        if !self.stateless
+            && self
+                .session
+                .offers_logging(&self.board, !self.startup.is_settled())
+        {
             capabilities.logging = Some(serde_json::Map::new());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
@@ -156,6 +170,7 @@ impl ServerHandler for BoardServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.startup.wait().await;
         let listed = self.search.as_ref().and_then(|mode| mode.list());
         Ok(ListToolsResult::with_all_items(
             listed.unwrap_or_else(|| self.board.mcp_tools()),
@@ -172,6 +187,7 @@ impl ServerHandler for BoardServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.startup.wait_for_tool(&self.board, &request.name).await;
         let request = match crate::search_mode::intercept(self.search.as_ref(), request) {
             crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),
             crate::search_mode::Intercept::Call(request) => request,

@@ -6,7 +6,7 @@ pub mod search;
 pub mod serve;
 pub mod tools;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use pegboard::PegBoard;
 
 use crate::cli::ConfigArgs;
@@ -21,8 +21,6 @@ pub struct Loaded {
     pub board: PegBoard,
     /// What happened to each server.
     pub started: Started,
-    /// The config used.
-    pub config: Config,
 }
 
 /// Load the config, start every server concurrently, register what started.
@@ -38,6 +36,17 @@ pub async fn fill_board_from(
     startup_timeout: std::time::Duration,
     progress: Progress,
 ) -> Result<Loaded> {
+    let board = empty_board(&config, startup_timeout)?;
+    let started = connect::start_all(&board, &config, startup_timeout, progress).await;
+    if started.ready() == 0 {
+        board.shutdown().await;
+        return Err(none_started(&started, &config));
+    }
+    Ok(Loaded { board, started })
+}
+
+/// The board the servers of `config` will join. Fails when the config has no servers.
+pub fn empty_board(config: &Config, startup_timeout: std::time::Duration) -> Result<PegBoard> {
     if config.servers.is_empty() {
         bail!(
             "{}: no enabled servers; add one under `mcpServers` (see `pegboard serve --help`)",
@@ -45,23 +54,18 @@ pub async fn fill_board_from(
         );
     }
     // Listing a server's tools is part of starting it: the same timeout bounds both.
-    let board = PegBoard::builder()
+    Ok(PegBoard::builder()
         .discovery_timeout(startup_timeout)
-        .build();
-    let started = connect::start_all(&board, &config, startup_timeout, progress).await;
-    if started.ready() == 0 {
-        board.shutdown().await;
-        let which = match started.outcomes.len() {
-            1 => "the configured server did not start".to_string(),
-            n => format!("none of the {n} configured servers started"),
-        };
-        bail!("{which} (reasons above); fix {}", config.source.display());
-    }
-    Ok(Loaded {
-        board,
-        started,
-        config,
-    })
+        .build())
+}
+
+/// The error when not one server of `config` started (each one's reason was reported already).
+pub fn none_started(started: &Started, config: &Config) -> anyhow::Error {
+    let which = match started.outcomes.len() {
+        1 => "the configured server did not start".to_string(),
+        n => format!("none of the {n} configured servers started"),
+    };
+    anyhow!("{which} (reasons above); fix {}", config.source.display())
 }
 
 /// Resolves on Ctrl-C, or SIGTERM on Unix.

@@ -6,11 +6,12 @@ use anyhow::{Context, Result};
 use pegboard_gateway::http_serve::Timeouts;
 use pegboard_gateway::search_mode::{SearchSettings, ToolSearch};
 use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::startup::{self, Startup};
 use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::{Loaded, fill_board, shutdown_signal};
+use super::{empty_board, load_config, none_started, shutdown_signal};
 use crate::cli::ServeArgs;
 use crate::connect::{Progress, Started};
 use crate::http::{HttpOptions, MCP_PATH, SessionLimits, router};
@@ -18,9 +19,6 @@ use crate::reload::{self, Fleet, Hangup};
 
 /// How long open HTTP connections get to finish after a shutdown signal.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
-
-/// Exit code after a signal arrived while servers were still starting.
-const INTERRUPTED: i32 = 130;
 
 /// Run `pegboard serve`.
 pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
@@ -42,33 +40,24 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     // during startup triggers a reload right after it.
     let mut hangup = Hangup::listen();
 
-    // A signal while servers start drops the half-filled board: its children are killed with it.
-    let loaded = tokio::select! {
-        loaded = fill_board(&args.config, progress) => loaded?,
-        () = shutdown_signal() => return Ok(INTERRUPTED),
-    };
-    let Loaded {
-        board,
-        started,
-        config,
-    } = loaded;
-    let summary = summary(board.tool_count(), &started);
-    let mut fleet = Fleet::new(
-        &board,
-        &config,
-        started,
-        args.config.startup_timeout,
-        !args.no_restart,
-    );
-
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
+    let board = empty_board(&config, args.config.startup_timeout)?;
+    // Serve at once; the servers start beside the serving and join the board as they come up.
+    let (startup, starting) = Startup::begin(args.wait);
     let server = BoardServer::new(board.clone())
         .with_info("pegboard", env!("CARGO_PKG_VERSION"))
-        .with_tool_search(tool_search(&config.source, args.tool_search)?);
+        .with_tool_search(tool_search(&config.source, args.tool_search)?)
+        .with_startup(startup);
+    let pending = format!(
+        "while {} server{} start",
+        config.servers.len(),
+        if config.servers.len() == 1 { "" } else { "s" }
+    );
     let serving = async {
         match listener {
             None => {
                 if progress == Progress::Stderr {
-                    eprintln!("pegboard: serving {summary} over stdio");
+                    eprintln!("pegboard: serving over stdio {pending}");
                 }
                 serve_stdio(server).await
             }
@@ -88,19 +77,62 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
                     header: Duration::from_secs(args.header_timeout),
                     body: Duration::from_secs(args.body_timeout),
                 };
-                serve_http(server, listener, &options, timeouts, &summary, progress).await
+                serve_http(server, listener, &options, timeouts, &pending, progress).await
             }
         }
     };
-    // Reloads run beside the serving, never in its way; when serving ends, a reload under way is dropped
-    // (what it started is on the board or dies with its dropped connection, and is shut down below).
+
+    // Startup, then reloads, run beside the serving, never in its way. When serving ends first, a
+    // startup or reload under way is dropped (what it started is on the board or dies with its dropped
+    // connection, and is shut down below).
+    let mut fleet = None;
+    let background = async {
+        let started = startup::start_all(
+            &board,
+            &config,
+            args.config.startup_timeout,
+            progress,
+            starting,
+        )
+        .await;
+        // Nothing to serve, and nothing will come by itself: stop, as when this happened before serving.
+        if started.ready() == 0 {
+            return Err(none_started(&started, &config));
+        }
+        let summary = summary(board.tool_count(), &started);
+        if progress == Progress::Stderr {
+            eprintln!("pegboard: serving {summary}");
+        } else {
+            tracing::info!("serving {summary}");
+        }
+        let fleet = fleet.insert(Fleet::new(
+            &board,
+            &config,
+            started,
+            args.config.startup_timeout,
+            !args.no_restart,
+        ));
+        match reload::on_hangup(
+            fleet,
+            &mut hangup,
+            &config.source,
+            progress,
+            args.config.strict,
+        )
+        .await {}
+    };
     let result = tokio::select! {
+        // Serving first: its first poll prints the "serving" line, before a startup that fails at once
+        // can end everything (which it may within one poll, other workers finishing its tasks).
+        biased;
         r = serving => r,
-        never = reload::on_hangup(&mut fleet, &mut hangup, &config.source, progress, args.config.strict) => match never {},
+        r = background => r,
     };
 
     // Stop the supervisors first, so nothing is restarted while the board shuts down.
-    fleet.shutdown().await;
+    if let Some(fleet) = fleet {
+        fleet.shutdown().await;
+    }
     board.shutdown().await;
     tracing::debug!("all servers shut down");
     result.map(|()| 0)
@@ -167,7 +199,7 @@ async fn serve_http(
     listener: TcpListener,
     options: &HttpOptions,
     timeouts: Timeouts,
-    summary: &str,
+    pending: &str,
     progress: Progress,
 ) -> Result<()> {
     let ct = CancellationToken::new();
@@ -190,7 +222,7 @@ async fn serve_http(
         } else {
             ""
         };
-        eprintln!("pegboard: serving {summary} at http://{local}{MCP_PATH}{auth}");
+        eprintln!("pegboard: serving at http://{local}{MCP_PATH}{auth} {pending}");
     } else {
         tracing::info!("serving at http://{local}{MCP_PATH}");
     }
