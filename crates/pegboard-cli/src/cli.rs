@@ -46,6 +46,10 @@ HTTP guards: with --token (or PEGBOARD_TOKEN) every request needs `Authorization
 a request whose Origin is not http(s)://localhost, 127.0.0.1 or [::1] (any port) or an --allow-origin
 value gets 403; the Host header must be loopback, the bind address, or an --allow-host value.
 
+Servers start in the background: initialize is answered at once, each server joins the board when it is up
+(clients get tools/list_changed), and tools/list waits for them during the first --wait seconds. If every
+server fails to start, pegboard exits with an error.
+
 Ctrl-C or SIGTERM (or the client closing stdin) shuts every server down cleanly.
 SIGHUP reloads the config file: added servers start, removed ones stop, changed ones restart with their new
 settings, unchanged ones keep running untouched; clients get tools/list_changed. A config that does not load

@@ -1,0 +1,151 @@
+//! A board served while its servers still start (`BoardServer::with_startup`): `initialize` is
+//! answered at once, joins reach the client as `tools/list_changed`, and `tools/list` or a call of a
+//! tool not on the board yet waits until the startup is over.
+
+mod common;
+
+use std::time::Duration;
+
+use common::text;
+use demo_servers::UnitsServer;
+use pegboard::PegBoard;
+use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::startup::Startup;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+/// Longer than any answer that does not wait takes (a few ms in-process).
+const STILL_WAITING: Duration = Duration::from_millis(300);
+const STEP: Duration = Duration::from_secs(10);
+
+#[derive(Clone)]
+struct Listener(mpsc::UnboundedSender<()>);
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+}
+
+/// `board` served with `startup`, and a connected client; the handshake must not wait.
+async fn serve(
+    board: &PegBoard,
+    startup: Startup,
+) -> (
+    RunningService<RoleClient, Listener>,
+    mpsc::UnboundedReceiver<()>,
+) {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let server = BoardServer::new(board.clone()).with_startup(startup);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (tx, changes) = mpsc::unbounded_channel();
+    let client = tokio::time::timeout(STEP, Listener(tx).serve(client_io))
+        .await
+        .expect("initialize must be answered while servers start")
+        .expect("handshake");
+    (client, changes)
+}
+
+#[tokio::test]
+async fn the_first_list_waits_for_the_startup_and_joins_are_announced() {
+    let board = PegBoard::new();
+    let (startup, starting) = Startup::begin(Duration::from_secs(3600));
+    let (client, mut changes) = serve(&board, startup).await;
+    // Servers may still come that log: the capability cannot wait for them.
+    let info = client.peer_info().expect("peer info");
+    assert!(info.capabilities.logging.is_some());
+
+    let peer = client.peer().clone();
+    let mut listing = tokio::spawn(async move { peer.list_all_tools().await });
+    assert!(
+        tokio::time::timeout(STILL_WAITING, &mut listing)
+            .await
+            .is_err(),
+        "tools/list answered before the startup was over"
+    );
+
+    // A server joins: the client is told at once, though the startup is not over.
+    common::add(&board, "units", UnitsServer::new()).await;
+    tokio::time::timeout(STEP, changes.recv())
+        .await
+        .expect("tools/list_changed")
+        .expect("session open");
+    starting.finish();
+    let tools = tokio::time::timeout(STEP, listing)
+        .await
+        .expect("tools/list after the startup")
+        .expect("task")
+        .expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "units-convert"), "{tools:?}");
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn a_call_of_a_tool_not_on_the_board_yet_waits_for_its_server() {
+    let board = PegBoard::new();
+    let (startup, starting) = Startup::begin(Duration::from_secs(3600));
+    let (client, _changes) = serve(&board, startup).await;
+    let peer = client.peer().clone();
+    let args = json!({"value": 1, "from": "km", "to": "m"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut calling = tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("units-convert").with_arguments(args))
+            .await
+    });
+    assert!(
+        tokio::time::timeout(STILL_WAITING, &mut calling)
+            .await
+            .is_err(),
+        "the call was answered before its server started"
+    );
+    common::add(&board, "units", UnitsServer::new()).await;
+    starting.finish();
+    let result = tokio::time::timeout(STEP, calling)
+        .await
+        .expect("the call after the startup")
+        .expect("task")
+        .expect("tools/call");
+    assert!(text(&result).contains("1000"), "{result:?}");
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn after_the_startup_nothing_waits_and_unknown_tools_are_errors() {
+    let board = PegBoard::new();
+    common::add(&board, "units", UnitsServer::new()).await;
+    let (startup, starting) = Startup::begin(Duration::from_secs(3600));
+    let (client, _changes) = serve(&board, startup).await;
+    // A tool already on the board is called at once, startup or not.
+    let args = json!({"value": 0, "from": "C", "to": "F"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let result = tokio::time::timeout(
+        STEP,
+        client.call_tool(CallToolRequestParams::new("units-convert").with_arguments(args)),
+    )
+    .await
+    .expect("a known tool must not wait")
+    .expect("tools/call");
+    assert!(text(&result).contains("32"), "{result:?}");
+
+    starting.finish();
+    let err = tokio::time::timeout(
+        STEP,
+        client.call_tool(CallToolRequestParams::new("nope-nothing")),
+    )
+    .await
+    .expect("after the startup an unknown tool must not wait")
+    .expect_err("unknown tool");
+    assert!(err.to_string().contains("nope-nothing"), "{err}");
+    client.cancel().await.expect("cancel");
+}
