@@ -370,6 +370,8 @@ impl ServerHandler for BoardServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // A 2026-07-28 client has no `initialized` notification: link the upstreams here.
+        crate::downstream::attach_hubs(&self.board, &self.relay);
         let listener = self.relay.listen(context.sink().clone());
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscribed = match self.board.resource_target(uri) {
@@ -395,6 +397,7 @@ impl ServerHandler for BoardServer {
                         return Ok(());
                     }
                     let _ = context.sink().notify_tool_list_changed().await;
+                    crate::downstream::attach_hubs(&self.board, &self.relay);
                 }
             }
         }
