@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod catalog;
 pub mod config;
 pub mod connect;
 mod downstream;
@@ -51,6 +52,7 @@ pub mod reload;
 pub mod search_mode;
 pub mod server;
 pub mod startup;
+mod subscriptions;
 pub mod supervise;
 mod tasks;
 pub mod upstream;
