@@ -25,12 +25,12 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-        CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ResourcesCapability, ResultType, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-        UnsubscribeRequestParams,
+        CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+        Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, PromptsCapability, ProtocolVersion,
+        ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ResultType,
+        ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+        SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -200,14 +200,24 @@ impl ServerHandler for BoardServer {
             .service_peers()
             .iter()
             .filter_map(|(peer, _)| peer.peer_info().map(|info| info.protocol_version.clone()))
-            // Servers still starting may speak an older generation than those on the board: until
-            // they are all in, assume the newest with a handshake, which any client falls back to.
-            .chain((!self.startup.is_settled()).then_some(ProtocolVersion::V_2025_11_25))
             .min_by(|a, b| a.as_str().cmp(b.as_str()));
         match oldest.map(|v| ProtocolVersion::known_up_to(&v)) {
             Some(versions) if !versions.is_empty() => Cow::Borrowed(versions),
             _ => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
         }
+    }
+
+    /// `server/discover` (2026-07-28): its `supportedVersions` decide the client's lifecycle, and
+    /// come from the servers; give them `--wait` to join (see [`crate::startup`]).
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        self.startup.wait().await;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            ServerHandler::get_info(self),
+        ))
     }
 
     async fn list_tools(
