@@ -381,7 +381,7 @@ impl ServerHandler for BoardServer {
         self.session.start(&self.board, peer.clone());
         let relay = self.relay.clone();
         let board = self.board.clone();
-        let offers = self.session.offers(&self.board);
+        let offers = self.session.offers(&self.board, !self.startup.is_settled());
         let mut changes = self.board.subscribe();
         changes.mark_unchanged();
         tokio::spawn(async move {
