@@ -120,8 +120,8 @@ impl BoardServer {
         self
     }
 
-    /// Serve while servers are still starting: `tools/list`, and calls of tools not on the board
-    /// yet, wait for `startup` (see [`crate::startup`]). Without it nothing waits.
+    /// Serve while servers are still starting: the lists, `server/discover` and calls of tools not
+    /// on the board yet wait for `startup` (see [`crate::startup`]). Without it nothing waits.
     #[must_use]
     pub fn with_startup(mut self, startup: crate::startup::Startup) -> Self {
         self.startup = startup;

@@ -9,7 +9,14 @@
 //! no better reason than having been quick. So for a grace period (`--wait`, [`DEFAULT_WAIT`])
 //! after startup began, `tools/list` and a `tools/call` of a tool not (yet) on the board wait until
 //! every server has started or failed, or the grace period is over, whichever comes first. The wait
-//! is on an event ([`Starting`] marks the startup settled), never a poll.
+//! is on an event ([`Starting`] marks the startup settled), never a poll. `prompts/list`,
+//! `resources/list` and `server/discover` (whose `supportedVersions` come from the servers) wait
+//! the same way.
+//!
+//! `initialize` itself never waits. A session's capabilities are fixed by its `initialize`, so one
+//! that begins while servers are still starting is offered logging, prompts, resources and
+//! completions (a server still to come may bring them; until one does, their lists are empty), and
+//! its protocol generation is negotiated against the servers already on the board.
 //!
 //! ```
 //! # async fn demo() {
