@@ -97,7 +97,8 @@ pub async fn start_http(
     let mut lines = BufReader::new(stderr).lines();
     let found = tokio::time::timeout(LISTEN_TIMEOUT, async {
         while let Some(line) = lines.next_line().await? {
-            // "pegboard: serving N tools from 1 server at http://127.0.0.1:PORT/mcp"
+            // "pegboard: serving at http://127.0.0.1:PORT/mcp (starting 1 server)" (calls made before
+            // it is up wait for it: `--wait`)
             if line.starts_with("pegboard: serving")
                 && let Some(rest) = line.split(" at http://").nth(1)
                 && let Some(addr) = rest.split('/').next()

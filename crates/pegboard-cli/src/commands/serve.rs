@@ -53,11 +53,10 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .with_info("pegboard", env!("CARGO_PKG_VERSION"))
         .with_tool_search(tool_search(&config.source, args.tool_search)?)
         .with_startup(startup);
-    let pending = format!(
-        "while {} server{} start",
-        config.servers.len(),
-        if config.servers.len() == 1 { "" } else { "s" }
-    );
+    let pending = match config.servers.len() {
+        1 => "(starting 1 server)".to_string(),
+        n => format!("(starting {n} servers)"),
+    };
     let serving = async {
         match listener {
             None => {
