@@ -139,6 +139,18 @@ pub struct ConfigArgs {
     /// instead of skipping that entry and serving the others. SIGHUP reloads honour it too.
     #[arg(long)]
     pub strict: bool,
+
+    /// Largest message (MiB) a stdio server may send; a longer tool result or tools/list page fails
+    /// at once with an error naming the server and this limit.
+    #[arg(long, value_name = "MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_message_mib: u64,
+}
+
+impl ConfigArgs {
+    /// `--max-message-mib` in bytes.
+    pub fn max_message(&self) -> usize {
+        usize::try_from(self.max_message_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+    }
 }
 
 /// `pegboard serve`.

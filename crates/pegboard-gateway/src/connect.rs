@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,8 +12,8 @@ use anyhow::{Context, Result, anyhow};
 use axum::http::{HeaderName, HeaderValue};
 use pegboard::{PegBoard, ServiceOptions};
 use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
@@ -188,16 +187,11 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
+            let (transport, stderr) =
+                crate::upstream::child::spawn(cmd, server.max_message, hub.namespace())
+                    .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
             let tail = StderrTail::new(STDERR_TAIL_LINES);
-            if let Some(stderr) = stderr {
-                tail.follow(stderr, server.name.clone());
-            } else {
-                tail.mark_closed();
-            }
+            tail.follow(stderr, server.name.clone());
             match tokio::time::timeout(
                 handshake_timeout,
                 handler
@@ -459,6 +453,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
+            max_message: crate::config::DEFAULT_MAX_MESSAGE,
         };
         let msg = format!(
             "{:#}",
@@ -484,6 +479,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
+            max_message: crate::config::DEFAULT_MAX_MESSAGE,
         }
     }
 

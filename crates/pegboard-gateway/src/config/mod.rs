@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
+
+pub use crate::upstream::limit::DEFAULT_MAX_MESSAGE;
 use raw::{RawFile, RawServer};
 
 /// A whole config file, parsed and checked.
@@ -49,6 +51,15 @@ impl Config {
     pub fn skipped(&self) -> &[EntryError] {
         &self.skipped
     }
+
+    /// Set every server's [`max_message`](ServerConfig::max_message) to `bytes`.
+    #[must_use]
+    pub fn with_max_message(mut self, bytes: usize) -> Self {
+        for server in &mut self.servers {
+            server.max_message = bytes;
+        }
+        self
+    }
 }
 
 /// One server entry.
@@ -66,6 +77,10 @@ pub struct ServerConfig {
     pub deny: Vec<String>,
     /// Per-call timeout.
     pub timeout: Option<Duration>,
+    /// The largest message (in bytes) taken from a stdio server; a longer one fails its request
+    /// with an error naming the server and the limit ([`crate::upstream::limit`]). Default
+    /// [`DEFAULT_MAX_MESSAGE`]; `pegboard --max-message-mib` sets it for every server.
+    pub max_message: usize,
 }
 
 /// How to reach a server.
@@ -408,6 +423,7 @@ fn build_server(
         allow: raw.allow,
         deny: raw.deny,
         timeout,
+        max_message: DEFAULT_MAX_MESSAGE,
     })
 }
 
