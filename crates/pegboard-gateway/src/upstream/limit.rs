@@ -27,7 +27,7 @@ const INTERNAL_ERROR: i64 = -32603;
 
 /// `limit` for people: "8 MiB", or a byte count when it is not a whole number of MiB.
 pub fn describe_limit(limit: usize) -> String {
-    if limit >= MIB && limit % MIB == 0 {
+    if limit >= MIB && limit.is_multiple_of(MIB) {
         format!("{} MiB", limit / MIB)
     } else {
         format!("{limit} bytes")
@@ -127,7 +127,8 @@ impl<R> LimitedLines<R> {
                 id: Some(id),
                 has_method: false,
             } => {
-                tracing::warn!(server = %self.server, %id, "{message}; the request fails");
+                // The error reaches whoever asked; the log only records it.
+                tracing::info!(server = %self.server, %id, "{message}; the request fails");
                 let response = serde_json::json!({
                     "jsonrpc": "2.0",
                     "id": id,
