@@ -235,7 +235,9 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             }
         }
         Transport::Http { url, headers } => {
-            let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_sse_event_size(server.max_message)
+                .max_json_response_size(server.max_message);
             let mut custom = HashMap::new();
             for (k, v) in headers {
                 if k.eq_ignore_ascii_case("authorization")
