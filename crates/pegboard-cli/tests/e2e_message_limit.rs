@@ -195,3 +195,49 @@ async fn a_huge_tools_list_page_fails_that_server_only() -> Result<()> {
     );
     Ok(())
 }
+
+/// An HTTP server's oversized answer, sent as an SSE event (stateful) or a JSON body (stateless),
+/// fails the same way. The HTTP server here is another gateway, with a raised limit of its own,
+/// in front of the test server.
+#[tokio::test]
+async fn http_servers_get_the_same_limit() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let inner = write_config(dir.path(), 1)?;
+    let args = json!({"bytes": OVER_DEFAULT}).to_string();
+    for mode in [&[][..], &["--stateless"][..]] {
+        let mut extra = vec!["--max-message-mib", "32"];
+        extra.extend_from_slice(mode);
+        let (mut upstream, url) = common::serve_http(&inner, &extra, &[]).await?;
+        let outer = dir.path().join("outer.json");
+        std::fs::write(
+            &outer,
+            json!({"mcpServers": {"gw": {"url": url, "timeout": CALL_TIMEOUT.as_secs()}}})
+                .to_string(),
+        )?;
+
+        let out = pegboard(&["call", "gw-t-huge", &args], &outer).await?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{mode:?}: {stderr}");
+        assert!(
+            stderr.contains("server `gw` sent a message of more than 8 MiB"),
+            "{mode:?}: {stderr}"
+        );
+
+        let raised = pegboard(
+            &["call", "gw-t-huge", &args, "--max-message-mib", "16"],
+            &outer,
+        )
+        .await?;
+        assert!(
+            raised.status.success(),
+            "{mode:?}: {}",
+            String::from_utf8_lossy(&raised.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&raised.stdout).trim_end().len(),
+            OVER_DEFAULT
+        );
+        upstream.kill().await?;
+    }
+    Ok(())
+}

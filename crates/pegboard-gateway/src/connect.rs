@@ -259,6 +259,11 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             }
             let client =
                 crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
+            let client = crate::upstream::limit_http::LimitedHttpClient::new(
+                client,
+                hub.namespace(),
+                server.max_message,
+            );
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(
                 handshake_timeout,

@@ -128,7 +128,7 @@ impl<R> LimitedLines<R> {
                 has_method: false,
             } => {
                 // The error reaches whoever asked; the log only records it.
-                tracing::info!(server = %self.server, %id, "{message}; the request fails");
+                tracing::debug!(server = %self.server, %id, "{message}; the request fails");
                 let response = serde_json::json!({
                     "jsonrpc": "2.0",
                     "id": id,

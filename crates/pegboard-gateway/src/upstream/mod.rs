@@ -6,6 +6,7 @@ pub mod child;
 mod client;
 mod flights;
 pub mod limit;
+pub mod limit_http;
 mod message_id;
 mod tap;
 
