@@ -185,6 +185,12 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stateless: bool,
 
+    /// This replica's name when several run behind a proxy: every HTTP session id starts with `ID.`, so the
+    /// proxy can route a session's requests to the replica that holds it (docs/deploy/nginx-replicas.conf).
+    /// Letters, digits, `-` and `_`, at most 32.
+    #[arg(long, value_name = "ID", env = "PEGBOARD_REPLICA_ID")]
+    pub replica_id: Option<pegboard_gateway::http::ReplicaId>,
+
     /// HTTP sessions open at once at most; a new one over this is answered 503 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions: u64,

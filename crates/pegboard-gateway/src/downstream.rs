@@ -9,10 +9,16 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use pegboard::PegBoard;
 use rmcp::{
     Peer, RoleServer,
-    model::{LoggingLevel, LoggingMessageNotificationParam, Root, SetLevelRequestParams},
+    model::{
+        LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam, Root,
+        SetLevelRequestParams,
+    },
 };
 
-use crate::{relay::Relay, upstream::Hub};
+use crate::{
+    relay::{ListKind, Relay},
+    upstream::Hub,
+};
 
 /// A downstream session, registered with the gateway's [`Relay`] once initialized.
 #[derive(Debug)]
@@ -22,9 +28,39 @@ pub struct Session {
     peer: OnceLock<Peer<RoleServer>>,
     level: Mutex<Option<LoggingLevel>>,
     roots: Mutex<Vec<Root>>,
-    /// Whether any upstream logs, decided at the session's first `get_info` and kept: rmcp
+    /// What the upstreams offer, decided at the session's first `get_info` and kept: rmcp
     /// expects a session's capabilities not to change (PASSTHROUGH.md §8).
-    logging: OnceLock<bool>,
+    offers: OnceLock<Offers>,
+}
+
+/// What at least one upstream offers, so the gateway advertises it downstream.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Offers {
+    pub(crate) logging: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+    pub(crate) subscribe: bool,
+    pub(crate) completions: bool,
+}
+
+impl Offers {
+    fn of(board: &PegBoard) -> Self {
+        let mut offers = Self::default();
+        for (peer, _) in board.service_peers() {
+            let Some(info) = peer.peer_info() else {
+                continue;
+            };
+            let caps = &info.capabilities;
+            offers.logging |= caps.logging.is_some();
+            offers.prompts |= caps.prompts.is_some();
+            offers.completions |= caps.completions.is_some();
+            if let Some(resources) = &caps.resources {
+                offers.resources = true;
+                offers.subscribe |= resources.subscribe == Some(true);
+            }
+        }
+        offers
+    }
 }
 
 impl Session {
@@ -35,7 +71,7 @@ impl Session {
             peer: OnceLock::new(),
             level: Mutex::new(None),
             roots: Mutex::new(Vec::new()),
-            logging: OnceLock::new(),
+            offers: OnceLock::new(),
         })
     }
 
@@ -47,14 +83,9 @@ impl Session {
         self.peer.get().is_none_or(Peer::is_transport_closed)
     }
 
-    /// Whether to advertise `logging`: some upstream does.
-    pub(crate) fn offers_logging(&self, board: &PegBoard) -> bool {
-        *self.logging.get_or_init(|| {
-            board.service_peers().iter().any(|(peer, _)| {
-                peer.peer_info()
-                    .is_some_and(|info| info.capabilities.logging.is_some())
-            })
-        })
+    /// What to advertise: what some upstream offers.
+    pub(crate) fn offers(&self, board: &PegBoard) -> Offers {
+        *self.offers.get_or_init(|| Offers::of(board))
     }
 
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
@@ -73,6 +104,33 @@ impl Session {
             && let Err(e) = peer.notify_logging_message(message).await
         {
             tracing::debug!(session = self.id, "could not forward a log message: {e}");
+        }
+    }
+
+    pub(crate) async fn notify_resource_updated(&self, uri: &str) {
+        if let Some(peer) = self.peer.get()
+            && let Err(e) = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+        {
+            tracing::debug!(
+                session = self.id,
+                "could not forward a resource update: {e}"
+            );
+        }
+    }
+
+    pub(crate) async fn notify_list_changed(&self, kind: ListKind) {
+        let Some(peer) = self.peer.get() else { return };
+        let sent = match kind {
+            ListKind::Prompts => peer.notify_prompt_list_changed().await,
+            ListKind::Resources => peer.notify_resource_list_changed().await,
+        };
+        if let Err(e) = sent {
+            tracing::debug!(
+                session = self.id,
+                "could not forward {kind:?} list_changed: {e}"
+            );
         }
     }
 

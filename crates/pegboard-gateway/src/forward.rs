@@ -6,8 +6,8 @@ use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::{
     RoleServer, ServiceError,
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-        ServerResult,
+        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock,
+        JsonObject, ServerResult,
     },
     service::{PeerRequestOptions, RequestContext},
 };
@@ -32,7 +32,8 @@ impl From<PegBoardError> for Failure {
     }
 }
 
-/// Call `request.name` upstream on behalf of the downstream request in `context`.
+/// Call `request.name` upstream on behalf of the downstream request in `context`; resource URIs
+/// in the result are namespaced as the board shows them (PASSTHROUGH.md §3).
 pub(crate) async fn call_tool(
     board: &PegBoard,
     name: &str,
@@ -41,24 +42,50 @@ pub(crate) async fn call_tool(
     can_ask: bool,
 ) -> Result<CallToolResult, Failure> {
     let target = board.tool_target(name)?;
+    let mut result = call_target(&target, name, arguments, context, can_ask).await?;
+    if let Some(ns) = &target.namespace
+        && carries_uris(&result)
+    {
+        pegboard::uri::encode_call_result(&mut result, &pegboard::uri::alias(ns));
+    }
+    Ok(result)
+}
+
+/// Whether a result has a URI to namespace: most have none, and pay only this look.
+fn carries_uris(result: &CallToolResult) -> bool {
+    result.content.iter().any(|block| {
+        matches!(
+            block,
+            ContentBlock::Resource(_) | ContentBlock::ResourceLink(_)
+        )
+    }) || result.meta.as_ref().is_some_and(|m| m.contains_key("ui"))
+}
+
+async fn call_target(
+    target: &ToolTarget,
+    name: &str,
+    arguments: Option<JsonObject>,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+) -> Result<CallToolResult, Failure> {
     let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
     let mut params = CallToolRequestParams::new(String::from(target.original.as_str()));
     params.arguments = arguments;
     let Some(hub) = hub else {
-        return send(&target, None, name, params, context, can_ask).await;
+        return send(target, None, name, params, context, can_ask).await;
     };
     if hub.is_plain(&target.original) {
         // The hot path: no copy of the arguments, no task check.
-        return send(&target, Some(&hub), name, params, context, can_ask).await;
+        return send(target, Some(&hub), name, params, context, can_ask).await;
     }
     if hub.needs_task(&target.original) {
-        return tasks::run(&target, &hub, name, params, context).await;
+        return tasks::run(target, &hub, name, params, context).await;
     }
     // First calls of a tool: keep the arguments in case it turns out to require a task.
-    let outcome = send(&target, Some(&hub), name, params.clone(), context, can_ask).await?;
+    let outcome = send(target, Some(&hub), name, params.clone(), context, can_ask).await?;
     if tasks::requires_task(&outcome) {
         hub.mark_task_tool(&target.original);
-        return tasks::run(&target, &hub, name, params, context).await;
+        return tasks::run(target, &hub, name, params, context).await;
     }
     if outcome.is_error != Some(true) {
         hub.mark_plain(&target.original);

@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod catalog;
 pub mod config;
 pub mod connect;
 mod downstream;
@@ -49,6 +50,7 @@ pub mod relay;
 pub mod reload;
 pub mod search_mode;
 pub mod server;
+mod subscriptions;
 pub mod supervise;
 mod tasks;
 pub mod upstream;

@@ -12,15 +12,52 @@ use std::{
     },
 };
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, Root};
+use rmcp::{
+    model::{LoggingLevel, LoggingMessageNotificationParam, Root},
+    service::SubscriptionSink,
+};
 
-use crate::downstream::Session;
+use crate::{downstream::Session, subscriptions::Subscriptions};
 
 /// Every live downstream session of one gateway.
 #[derive(Debug, Default)]
 pub struct Relay {
     sessions: Mutex<HashMap<u64, Weak<Session>>>,
     next_id: AtomicU64,
+    subscriptions: Subscriptions,
+    /// 2026-07-28 clients' `subscriptions/listen` streams, by listener id (an id from the same
+    /// counter as sessions, so subscriptions can hold either).
+    listeners: Mutex<HashMap<u64, SubscriptionSink>>,
+}
+
+/// A listen stream registered with the relay; dropping it ends its subscriptions.
+pub(crate) struct Listener {
+    relay: Arc<Relay>,
+    id: u64,
+}
+
+impl Listener {
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.relay
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+        self.relay.subscriptions.end_session(self.id);
+    }
+}
+
+/// Which list changed at a server.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ListKind {
+    Prompts,
+    Resources,
 }
 
 impl Relay {
@@ -39,6 +76,71 @@ impl Relay {
 
     pub(crate) fn remove(&self, id: u64) {
         self.lock().remove(&id);
+        self.subscriptions.end_session(id);
+    }
+
+    pub(crate) fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
+    }
+
+    /// Register a 2026-07-28 listen stream for list changes and resource updates.
+    pub(crate) fn listen(self: &Arc<Self>, sink: SubscriptionSink) -> Listener {
+        let id = self.next_id();
+        self.sinks().insert(id, sink);
+        Listener {
+            relay: self.clone(),
+            id,
+        }
+    }
+
+    fn sinks(&self) -> std::sync::MutexGuard<'_, HashMap<u64, SubscriptionSink>> {
+        self.listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The listen streams, filtered by `keep(id)`; cloned out so nothing is locked while sending.
+    fn sinks_where(&self, keep: impl Fn(u64) -> bool) -> Vec<SubscriptionSink> {
+        self.sinks()
+            .iter()
+            .filter(|(id, _)| keep(**id))
+            .map(|(_, sink)| sink.clone())
+            .collect()
+    }
+
+    /// A server's resource changed: tell the sessions subscribed to it, under the board's URI.
+    pub(crate) async fn resource_updated(&self, namespace: &str, uri: &str) {
+        let subscribers = self.subscriptions.subscribers(namespace, uri);
+        if subscribers.is_empty() {
+            return;
+        }
+        let shown = if namespace.is_empty() {
+            uri.to_string()
+        } else {
+            pegboard::uri::encode(&pegboard::uri::alias(namespace), uri)
+        };
+        for session in self.live() {
+            if subscribers.contains(&session.id()) {
+                session.notify_resource_updated(&shown).await;
+            }
+        }
+        for sink in self.sinks_where(|id| subscribers.contains(&id)) {
+            // The sink refuses what the stream did not accept; that is not an error here.
+            let _ = sink.notify_resource_updated(shown.clone()).await;
+        }
+    }
+
+    /// A server's prompts or resources changed: every session may list them again.
+    pub(crate) async fn list_changed(&self, kind: ListKind) {
+        for session in self.live() {
+            session.notify_list_changed(kind).await;
+        }
+        for sink in self.sinks_where(|_| true) {
+            let _ = match kind {
+                ListKind::Prompts => sink.notify_prompt_list_changed().await,
+                ListKind::Resources => sink.notify_resource_list_changed().await,
+            };
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Weak<Session>>> {

@@ -19,14 +19,18 @@
 // which the gateway relays.
 #![allow(deprecated)]
 
-use std::{sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        ListToolsResult, PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscriptionFilter, Tool,
+        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+        CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ResourcesCapability, ResultType, ServerCapabilities, ServerConfig,
+        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -34,7 +38,7 @@ use serde_json::json;
 
 use pegboard::{PegBoard, PegBoardError};
 
-use crate::{downstream::Session, forward, relay::Relay};
+use crate::{catalog, downstream::Session, forward, relay::Relay};
 
 pub use pegboard::export::NAMESPACE_META_KEY;
 
@@ -135,20 +139,62 @@ fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, Err
     }
 }
 
+/// What `--stateless` cannot do: it keeps no session to hold `what`.
+fn no_session(what: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("pegboard --stateless keeps no session to hold {what}"),
+        None,
+    )
+}
+
 impl ServerHandler for BoardServer {
     fn get_info(&self) -> ServerConfig {
+        let offers = self.session.offers(&self.board);
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if !self.stateless && self.session.offers_logging(&self.board) {
+        if !self.stateless && offers.logging {
             capabilities.logging = Some(serde_json::Map::new());
+        }
+        if offers.prompts {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(!self.stateless);
+            capabilities.prompts = Some(prompts);
+        }
+        if offers.resources {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(offers.subscribe && !self.stateless);
+            resources.list_changed = Some(!self.stateless);
+            capabilities.resources = Some(resources);
+        }
+        if offers.completions {
+            capabilities.completions = Some(serde_json::Map::new());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
         if let Some(instructions) = &self.instructions {
             config = config.with_instructions(instructions.clone());
         }
         config
+    }
+
+    /// The protocol generations the gateway offers a client: up to the oldest one its servers
+    /// speak. A client then talks to the gateway as it would to the servers directly (a
+    /// 2026-07-28 client falls back to 2025-11-25 with 2025 servers, and keeps sampling,
+    /// elicitation, roots and logging), instead of landing on a generation the servers cannot
+    /// serve through the gateway (PASSTHROUGH.md §7's bridge would be needed otherwise).
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        let oldest = self
+            .board
+            .service_peers()
+            .iter()
+            .filter_map(|(peer, _)| peer.peer_info().map(|info| info.protocol_version.clone()))
+            .min_by(|a, b| a.as_str().cmp(b.as_str()));
+        match oldest.map(|v| ProtocolVersion::known_up_to(&v)) {
+            Some(versions) if !versions.is_empty() => Cow::Borrowed(versions),
+            _ => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
     }
 
     async fn list_tools(
@@ -194,17 +240,103 @@ impl ServerHandler for BoardServer {
         }
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(catalog::list_prompts(&self.board).await)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        catalog::get_prompt(&self.board, request)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(catalog::list_resources(&self.board).await)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(catalog::list_resource_templates(&self.board).await)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        catalog::read_resource(&self.board, request)
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.stateless {
+            return Err(no_session("a resource subscription"));
+        }
+        let target = self
+            .board
+            .resource_target(&request.uri)
+            .map_err(catalog::to_error)?;
+        self.relay
+            .subscriptions()
+            .subscribe(self.session.id(), target)
+            .await
+            .map_err(|e| match e {
+                rmcp::ServiceError::McpError(upstream) => upstream,
+                other => ErrorData::internal_error(other.to_string(), None),
+            })
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let target = self
+            .board
+            .resource_target(&request.uri)
+            .map_err(catalog::to_error)?;
+        self.relay
+            .subscriptions()
+            .unsubscribe(self.session.id(), target)
+            .await;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        catalog::complete(&self.board, request).await
+    }
+
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if self.stateless {
-            return Err(ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                "pegboard --stateless keeps no session to hold a log level",
-                None,
-            ));
+            return Err(no_session("a log level"));
         }
         self.session.set_level(&self.board, request.level).await;
         Ok(())
@@ -248,10 +380,32 @@ impl ServerHandler for BoardServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(requested.supported_by(&ServerHandler::get_info(self).capabilities))
+        let mut accepted = requested.supported_by(&ServerHandler::get_info(self).capabilities);
+        // Only URIs the board can route: the others could never be updated.
+        if let Some(uris) = &mut accepted.resource_subscriptions {
+            uris.retain(|uri| self.board.resource_target(uri).is_ok());
+        }
+        Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // A 2026-07-28 client has no `initialized` notification: link the upstreams here.
+        crate::downstream::attach_hubs(&self.board, &self.relay);
+        let listener = self.relay.listen(context.sink().clone());
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let subscribed = match self.board.resource_target(uri) {
+                Ok(target) => self
+                    .relay
+                    .subscriptions()
+                    .subscribe(listener.id(), target)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = subscribed {
+                tracing::warn!(uri, "could not subscribe upstream: {e}");
+            }
+        }
         let mut changes = self.board.subscribe();
         changes.mark_unchanged();
         loop {
@@ -262,6 +416,7 @@ impl ServerHandler for BoardServer {
                         return Ok(());
                     }
                     let _ = context.sink().notify_tool_list_changed().await;
+                    crate::downstream::attach_hubs(&self.board, &self.relay);
                 }
             }
         }

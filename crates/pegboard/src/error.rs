@@ -83,6 +83,44 @@ pub enum PegBoardError {
         reason: String,
     },
 
+    /// No prompt of that name is offered by any server on the board.
+    #[error(
+        "prompt `{}` is not on the board{}; prompts/list shows the prompts there are",
+        shown(name),
+        did_you_mean(suggestions)
+    )]
+    PromptNotFound {
+        /// The name asked for.
+        name: String,
+        /// Close matches among the board's prompts, best first.
+        suggestions: Vec<String>,
+    },
+
+    /// A resource URI that no server on the board serves.
+    #[error("resource `{}` is not on the board: {hint}", shown(uri))]
+    ResourceNotFound {
+        /// The URI asked for.
+        uri: String,
+        /// How the board's resource URIs look, for the reader to fix the request.
+        hint: String,
+    },
+
+    /// A server answered a request other than `tools/call` with an error, or the request could
+    /// not be delivered.
+    #[error(
+        "server{} could not answer {request}: {source}",
+        of_namespace(namespace)
+    )]
+    Upstream {
+        /// The request and what it named (method, then the name or URI).
+        request: String,
+        /// The namespace of the service.
+        namespace: Option<String>,
+        /// rmcp's error.
+        #[source]
+        source: rmcp::ServiceError,
+    },
+
     /// The service answered the call with an error, or the call could not be delivered.
     #[error("server{} could not run `{tool}`: {source}", of_namespace(namespace))]
     ServiceError {

@@ -97,13 +97,14 @@ pub mod search;
 mod slot;
 mod suggest;
 mod tool;
+pub mod uri;
 
 #[doc = include_str!("../TOKIO_USAGE.md")]
 pub mod tokio_usage {}
 
 pub use board::{
-    Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder, Route,
-    ToolTarget,
+    Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder,
+    ResourceTarget, Route, ToolTarget,
 };
 pub use error::PegBoardError;
 pub use naming::NamingPolicy;

@@ -27,6 +27,11 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     if args.http.is_none() && args.token.is_some() {
         tracing::warn!("--token / PEGBOARD_TOKEN only applies with --http; ignored for stdio");
     }
+    if args.http.is_none() && args.replica_id.is_some() {
+        tracing::debug!(
+            "--replica-id / PEGBOARD_REPLICA_ID only applies with --http; ignored for stdio"
+        );
+    }
     if args.http.is_some() {
         crate::http::check_token(args.token.as_deref())?;
     }
@@ -84,6 +89,7 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
                         max: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
                         idle: Duration::from_secs(args.session_idle),
                     },
+                    replica_id: args.replica_id.clone(),
                 };
                 let timeouts = Timeouts {
                     header: Duration::from_secs(args.header_timeout),

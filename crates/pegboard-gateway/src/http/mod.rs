@@ -12,12 +12,13 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 mod origins;
+mod replica;
 mod sessions;
+pub use replica::{MAX_REPLICA_ID_LEN, ReplicaId, ReplicaIdError, ReplicaSessionError};
 pub use sessions::SessionLimits;
 
 /// The path the MCP endpoint is served at.
@@ -38,6 +39,8 @@ pub struct HttpOptions {
     pub stateless: bool,
     /// How many sessions may be open and how long an idle one lives.
     pub sessions: SessionLimits,
+    /// This replica's name: every session id it issues starts with `ID.`, for a proxy to route on.
+    pub replica_id: Option<ReplicaId>,
 }
 
 /// The router: `/mcp` served by `server`, guarded. `ct` stops every session when cancelled.
@@ -70,12 +73,12 @@ pub fn router(
             .with_legacy_session_mode(false)
             .with_json_response(true);
     }
-    let manager = sessions::manager(options.sessions);
+    let manager = sessions::manager(options.sessions, options.replica_id.clone());
     let cap = sessions::Cap {
         manager: Arc::clone(&manager),
         max: options.sessions.max,
     };
-    let service: StreamableHttpService<BoardServer, LocalSessionManager> =
+    let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
     Ok(Router::new()
         .nest_service(MCP_PATH, service)
@@ -183,6 +186,7 @@ mod tests {
             allow_hosts: vec![],
             stateless: false,
             sessions: SessionLimits::default(),
+            replica_id: None,
         };
         match router(BoardServer::new(board), &options, CancellationToken::new()) {
             Ok(r) => r,
@@ -289,6 +293,26 @@ mod tests {
         req.headers_mut()
             .insert("host", HeaderValue::from_static("evil.example"));
         assert_eq!(status(app(None, &[]), req).await, StatusCode::FORBIDDEN);
+    }
+
+    #[tokio::test]
+    async fn a_replica_names_its_sessions_and_does_not_know_another_replicas() {
+        let options = HttpOptions {
+            replica_id: Some("r1".parse().unwrap()),
+            ..Default::default()
+        };
+        let board = pegboard::PegBoard::new();
+        let app = router(BoardServer::new(board), &options, CancellationToken::new()).unwrap();
+        let answer = app.clone().oneshot(post(&[])).await.unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        let id = answer.headers()["mcp-session-id"].to_str().unwrap();
+        assert!(id.starts_with("r1.") && id.len() == 3 + 36, "{id}");
+        let foreign = format!("r2.{}", &id[3..]);
+        let req = post(&[
+            ("mcp-session-id", &foreign),
+            ("mcp-protocol-version", "2025-06-18"),
+        ]);
+        assert_eq!(status(app, req).await, StatusCode::NOT_FOUND);
     }
 
     #[tokio::test]

@@ -16,6 +16,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::replica::{ReplicaId, ReplicaSessions};
+
 /// What a client is told to wait before trying to open a session again, in seconds.
 const RETRY_AFTER_SECS: &str = "5";
 
@@ -38,17 +40,18 @@ impl Default for SessionLimits {
     }
 }
 
-/// The session manager for `limits`, shared by the MCP service and [`cap`].
-pub(crate) fn manager(limits: SessionLimits) -> Arc<LocalSessionManager> {
+/// The session manager for `limits`, issuing ids that start with `replica` (when given), shared by
+/// the MCP service and [`cap`].
+pub(crate) fn manager(limits: SessionLimits, replica: Option<ReplicaId>) -> Arc<ReplicaSessions> {
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(limits.idle);
-    Arc::new(manager)
+    Arc::new(ReplicaSessions::new(manager, replica))
 }
 
 /// The state of [`cap`]: the sessions to count and the most there may be.
 #[derive(Debug, Clone)]
 pub(crate) struct Cap {
-    pub(crate) manager: Arc<LocalSessionManager>,
+    pub(crate) manager: Arc<ReplicaSessions>,
     pub(crate) max: usize,
 }
 
@@ -56,7 +59,7 @@ pub(crate) struct Cap {
 pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) -> Response {
     let opens_a_session = !request.headers().contains_key("mcp-session-id")
         && request.method() == axum::http::Method::POST;
-    if opens_a_session && cap.manager.sessions.read().await.len() >= cap.max {
+    if opens_a_session && cap.manager.open().await >= cap.max {
         tracing::warn!(
             "refused a new HTTP session: {} are open (--max-sessions)",
             cap.max

@@ -15,13 +15,15 @@ use rmcp::{
         ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
         ElicitResult, ElicitationCapability, FormElicitationCapability, GetExtensions,
-        Implementation, ListRootsResult, LoggingMessageNotificationParam, RootsCapabilities,
-        SamplingCapability, ServerRequest, UrlElicitationCapability,
+        Implementation, ListRootsResult, LoggingMessageNotificationParam,
+        ResourceUpdatedNotificationParam, RootsCapabilities, SamplingCapability, ServerRequest,
+        UrlElicitationCapability,
     },
     service::{InboundStreamOrigin, NotificationContext, OriginatingRequestId, RequestContext},
 };
 
 use super::{Flight, Hub};
+use crate::relay::ListKind;
 
 /// The gateway's rmcp [`ClientHandler`] for one upstream server.
 #[derive(Clone, Debug)]
@@ -172,6 +174,30 @@ impl ClientHandler for UpstreamClient {
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
         self.watching.on_tool_list_changed(context).await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(relay) = self.hub.relay() {
+            relay
+                .resource_updated(self.hub.namespace(), &params.uri)
+                .await;
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(relay) = self.hub.relay() {
+            relay.list_changed(ListKind::Resources).await;
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(relay) = self.hub.relay() {
+            relay.list_changed(ListKind::Prompts).await;
+        }
     }
 
     async fn on_logging_message(

@@ -19,9 +19,13 @@ use crate::{NamingPolicy, discovery::DiscoveryLimits, registry::Registry};
 
 mod builder;
 mod calls;
+mod catalog;
+mod completion;
 mod peers;
+mod prompts;
 mod reads;
 mod refresh;
+mod resources;
 mod search;
 mod services;
 mod writes;
@@ -29,6 +33,7 @@ mod writes;
 pub use builder::PegBoardBuilder;
 pub use peers::ToolTarget;
 pub use reads::Route;
+pub use resources::ResourceTarget;
 pub use writes::Added;
 
 /// Default timeout of a tool call.

@@ -135,7 +135,8 @@ impl PegBoard {
     }
 
     /// Every tool as an MCP tool object, as the gateway's `tools/list` sends them: board names,
-    /// and the owning namespace in `_meta` under [`NAMESPACE_META_KEY`](crate::export::NAMESPACE_META_KEY).
+    /// the owning namespace in `_meta` under [`NAMESPACE_META_KEY`](crate::export::NAMESPACE_META_KEY),
+    /// and an MCP Apps `_meta.ui.resourceUri` namespaced as the board's resources ([`crate::uri`]).
     ///
     /// ```
     /// assert!(pegboard::PegBoard::new().mcp_tools().is_empty());
@@ -148,6 +149,10 @@ impl PegBoard {
                 let mut tool = entry.tool.to_rmcp();
                 if let Some(ns) = &entry.namespace {
                     let meta = tool.meta.get_or_insert_with(Default::default);
+                    if meta.0.contains_key("ui") {
+                        // MCP Apps: the tool's UI is a resource, read through the board.
+                        crate::uri::encode_ui_meta(Some(meta), &crate::uri::alias(ns));
+                    }
                     meta.0.insert(
                         crate::export::NAMESPACE_META_KEY.to_string(),
                         serde_json::Value::String(String::from(&**ns)),

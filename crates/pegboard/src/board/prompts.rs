@@ -1,0 +1,139 @@
+//! Prompts on the board: every server's prompts under the board's naming policy
+//! (`everything` + `args-prompt` → `everything-args-prompt`), routed back under their own name.
+
+use rmcp::model::{GetPromptRequestParams, GetPromptResult, JsonObject, Prompt};
+
+use super::{PegBoard, catalog::Upstream};
+use crate::PegBoardError;
+
+impl PegBoard {
+    /// Every prompt of every live server that offers prompts, named like tools
+    /// (`namespace-prompt`), in board order. A server that fails to list is left out (logged);
+    /// when two servers' prompts get the same name, the first one keeps it (logged).
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let board = pegboard::PegBoard::new();
+    /// assert!(board.list_prompts().await.is_empty());
+    /// # }
+    /// ```
+    pub async fn list_prompts(&self) -> Vec<Prompt> {
+        let mut seen = std::collections::HashSet::new();
+        let mut prompts = Vec::new();
+        for (up, listed) in self
+            .gather(&self.prompt_servers(), |up| self.prompts_of(up))
+            .await
+        {
+            for (name, mut prompt) in self.named(&up, listed) {
+                if seen.insert(name.clone()) {
+                    prompt.name = name;
+                    prompts.push(prompt);
+                } else {
+                    tracing::warn!(prompt = %name, "two servers offer a prompt of this name; the first one keeps it");
+                }
+            }
+        }
+        prompts
+    }
+
+    /// Get the prompt the board lists as `name`, with its arguments, from its server. URIs in
+    /// its messages are namespaced as in [`crate::uri`].
+    ///
+    /// # Errors
+    /// [`PegBoardError::PromptNotFound`] (with close matches) when no server offers it; else the
+    /// server's error, a timeout or a closed service.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let board = pegboard::PegBoard::new();
+    /// let missing = board.get_prompt("web-greet", None).await.unwrap_err();
+    /// assert!(missing.to_string().contains("not on the board"));
+    /// # }
+    /// ```
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult, PegBoardError> {
+        let (up, original) = self.prompt_route(name).await?;
+        let mut params = GetPromptRequestParams::new(original);
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let peer = up.peer.clone();
+        let mut result = up
+            .ask(|| format!("prompts/get `{name}`"), peer.get_prompt(params))
+            .await?;
+        if let Some(alias) = up.alias() {
+            crate::uri::encode_prompt_messages(&mut result.messages, &alias);
+        }
+        Ok(result)
+    }
+
+    /// The server of the prompt the board lists as `name`, and the prompt's own name there.
+    ///
+    /// Names are made by the naming policy, which may shorten or sanitise them, so a name is
+    /// not split: the servers whose namespace starts the name are asked first, and the name is
+    /// matched against what they list.
+    pub(super) async fn prompt_route(
+        &self,
+        name: &str,
+    ) -> Result<(Upstream, String), PegBoardError> {
+        let mut servers = self.prompt_servers();
+        let separator = self.inner.naming.separator().to_string();
+        servers.sort_by_key(|up| match up.namespace.as_deref() {
+            Some(ns) if name.starts_with(&format!("{ns}{separator}")) => 0,
+            Some(_) => 2,
+            None => 1,
+        });
+        let mut names = Vec::new();
+        for up in servers {
+            let Ok(listed) = self.prompts_of(up.clone()).await else {
+                continue;
+            };
+            for (shown, prompt) in self.named(&up, listed) {
+                if shown == name {
+                    return Ok((up, prompt.name));
+                }
+                names.push(shown);
+            }
+        }
+        Err(PegBoardError::PromptNotFound {
+            name: name.to_string(),
+            suggestions: crate::suggest::close_matches(name, names.iter().map(String::as_str)),
+        })
+    }
+
+    fn prompt_servers(&self) -> Vec<Upstream> {
+        self.upstreams(|caps| caps.prompts.is_some())
+    }
+
+    async fn prompts_of(&self, up: Upstream) -> Result<Vec<Prompt>, PegBoardError> {
+        up.list_all("prompts/list", self.limits(), |peer, params| async move {
+            let page = peer.list_prompts(params).await?;
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await
+    }
+
+    /// Each prompt with the name the board shows; prompts whose name the policy refuses are
+    /// left out (logged).
+    fn named(&self, up: &Upstream, prompts: Vec<Prompt>) -> Vec<(String, Prompt)> {
+        prompts
+            .into_iter()
+            .filter_map(|prompt| {
+                match self
+                    .inner
+                    .naming
+                    .full_name(up.namespace.as_deref(), &prompt.name)
+                {
+                    Ok(name) => Some((name, prompt)),
+                    Err(error) => {
+                        tracing::warn!(%error, "prompt left off the board");
+                        None
+                    }
+                }
+            })
+            .collect()
+    }
+}

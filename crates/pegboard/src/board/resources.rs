@@ -1,0 +1,186 @@
+//! Resources on the board: every server's resources and templates with their URIs namespaced
+//! ([`crate::uri`]), reads and subscriptions routed back by the URI's alias.
+
+use std::sync::Arc;
+
+use rmcp::{
+    Peer, RoleClient,
+    model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate},
+};
+
+use super::{PegBoard, catalog::Upstream};
+use crate::{Extension, PegBoardError};
+
+/// Where a board resource URI goes: the server and the URI as that server knows it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ResourceTarget {
+    /// The service's connection.
+    pub peer: Peer<RoleClient>,
+    /// The URI at that service.
+    pub original: String,
+    /// The namespace the service was added under.
+    pub namespace: Option<Arc<str>>,
+    /// The alias its URIs carry on the board (`None`: no namespace, URIs verbatim).
+    pub alias: Option<String>,
+    /// What was given to [`ServiceOptions::extension`](crate::ServiceOptions::extension).
+    pub extension: Option<Extension>,
+}
+
+impl PegBoard {
+    /// Every resource of every live server that offers resources, URIs namespaced
+    /// (`docs+file:///x`), in board order. A server that fails to list is left out (logged).
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// assert!(pegboard::PegBoard::new().list_resources().await.is_empty());
+    /// # }
+    /// ```
+    pub async fn list_resources(&self) -> Vec<Resource> {
+        let lists = self
+            .gather(&self.resource_servers(), |up| async move {
+                up.list_all("resources/list", self.limits(), |peer, params| async move {
+                    let page = peer.list_resources(params).await?;
+                    Ok((page.resources, page.next_cursor))
+                })
+                .await
+            })
+            .await;
+        lists
+            .into_iter()
+            .flat_map(|(up, resources)| {
+                let alias = up.alias();
+                resources.into_iter().map(move |mut resource| {
+                    if let Some(alias) = &alias {
+                        resource.uri = crate::uri::encode(alias, &resource.uri);
+                    }
+                    resource
+                })
+            })
+            .collect()
+    }
+
+    /// Every resource template of every live server that offers resources, URI templates
+    /// namespaced like URIs (`docs+file:///{path}`), in board order.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// assert!(pegboard::PegBoard::new().list_resource_templates().await.is_empty());
+    /// # }
+    /// ```
+    pub async fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+        let lists = self
+            .gather(&self.resource_servers(), |up| async move {
+                up.list_all(
+                    "resources/templates/list",
+                    self.limits(),
+                    |peer, params| async move {
+                        let page = peer.list_resource_templates(params).await?;
+                        Ok((page.resource_templates, page.next_cursor))
+                    },
+                )
+                .await
+            })
+            .await;
+        lists
+            .into_iter()
+            .flat_map(|(up, templates)| {
+                let alias = up.alias();
+                templates.into_iter().map(move |mut template| {
+                    if let Some(alias) = &alias {
+                        template.uri_template = crate::uri::encode(alias, &template.uri_template);
+                    }
+                    template
+                })
+            })
+            .collect()
+    }
+
+    /// Read the resource the board shows as `uri` from its server; the URIs of the contents
+    /// are namespaced the same way.
+    ///
+    /// # Errors
+    /// [`PegBoardError::ResourceNotFound`] when the URI names no server of the board; else the
+    /// server's error, a timeout or a closed service.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let missing = pegboard::PegBoard::new().read_resource("docs+file:///x").await.unwrap_err();
+    /// assert!(missing.to_string().contains("not on the board"));
+    /// # }
+    /// ```
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, PegBoardError> {
+        let (up, original) = self.resource_route(uri)?;
+        let peer = up.peer.clone();
+        let mut result = up
+            .ask(
+                || format!("resources/read `{uri}`"),
+                peer.read_resource(ReadResourceRequestParams::new(original)),
+            )
+            .await?;
+        if let Some(alias) = up.alias() {
+            for contents in &mut result.contents {
+                crate::uri::encode_contents(contents, &alias);
+            }
+        }
+        Ok(result)
+    }
+
+    /// The server behind a board resource URI (or URI template), for requests the board does
+    /// not make itself, such as `resources/subscribe`.
+    ///
+    /// # Errors
+    /// [`PegBoardError::ResourceNotFound`], with how the board's URIs look.
+    ///
+    /// ```
+    /// assert!(pegboard::PegBoard::new().resource_target("docs+file:///x").is_err());
+    /// ```
+    pub fn resource_target(&self, uri: &str) -> Result<ResourceTarget, PegBoardError> {
+        let (up, original) = self.resource_route(uri)?;
+        Ok(ResourceTarget {
+            alias: up.alias(),
+            peer: up.peer,
+            original,
+            namespace: up.namespace,
+            extension: up.extension,
+        })
+    }
+
+    /// The server of a board URI and the URI at that server: by the alias before the first `+`
+    /// (see [`crate::uri`]); a URI without a known alias goes to the first server added without
+    /// a namespace, whose URIs are shown verbatim.
+    pub(super) fn resource_route(&self, uri: &str) -> Result<(Upstream, String), PegBoardError> {
+        let servers = self.resource_servers();
+        if let Some((alias, original)) = crate::uri::split(uri)
+            && let Some(up) = servers
+                .iter()
+                .find(|up| up.alias().as_deref() == Some(alias))
+        {
+            return Ok((up.clone(), original));
+        }
+        if let Some(up) = servers.iter().find(|up| up.namespace.is_none()) {
+            return Ok((up.clone(), uri.to_string()));
+        }
+        let aliases: Vec<String> = servers
+            .iter()
+            .filter_map(Upstream::alias)
+            .map(|alias| format!("`{alias}+`"))
+            .collect();
+        let hint = if aliases.is_empty() {
+            "no server on the board offers resources".to_string()
+        } else {
+            format!(
+                "its URI should start with the alias of a server ({}; `ui://` URIs carry it after `ui://`), as resources/list shows",
+                aliases.join(", ")
+            )
+        };
+        Err(PegBoardError::ResourceNotFound {
+            uri: uri.to_string(),
+            hint,
+        })
+    }
+
+    fn resource_servers(&self) -> Vec<Upstream> {
+        self.upstreams(|caps| caps.resources.is_some())
+    }
+}
