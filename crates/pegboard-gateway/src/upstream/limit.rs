@@ -2,7 +2,7 @@
 //!
 //! [`LimitedLines`] sits between a child's stdout and rmcp's line reader. Lines (messages) up to
 //! the limit pass through unchanged. A longer one is never held: its bytes are thrown away as they
-//! arrive while [`IdScan`] looks for its JSON-RPC `id`, and rmcp gets instead a small JSON-RPC
+//! arrive while an `IdScan` looks for its JSON-RPC `id`, and rmcp gets instead a small JSON-RPC
 //! error response for that id, naming the server and the limit. So the request that asked for the
 //! huge answer fails at once with a message that says what to do, rather than waiting out its
 //! timeout (rmcp itself silently drops a line over its own cap), and memory stays O(limit).
