@@ -19,8 +19,8 @@ pub const NAMES: &[&str] = &["notes", "units", "docs", "test"];
 pub const NAMES: &[&str] = &["notes", "units", "docs"];
 
 /// Serve the server called `name` (`notes`, `units`, `docs` or `test`) with these flags
-/// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`), until its
-/// client goes away.
+/// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`,
+/// `--huge-tool`, `--huge-list BYTES`), until its client goes away.
 ///
 /// # Errors
 /// An unknown name or flag, or a failure to serve.

@@ -119,7 +119,7 @@ pub enum Command {
 pub struct DemoServerArgs {
     /// notes, units, docs or test.
     pub name: String,
-    /// The server's own flags (`--http ADDR`; for `test`: `--extra-tools N`, `--page-size N`, `--hang-list`).
+    /// The server's own flags (`--http ADDR`; for `test`: `--extra-tools N`, `--page-size N`, `--hang-list`, `--huge-tool`, `--huge-list BYTES`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
