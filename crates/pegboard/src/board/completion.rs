@@ -21,7 +21,7 @@ impl PegBoard {
     /// let board = pegboard::PegBoard::new();
     /// let request = CompleteRequestParams::new(
     ///     Reference::for_prompt("web-greet"),
-    ///     ArgumentInfo { name: "city".into(), value: "Pa".into() },
+    ///     ArgumentInfo::new("city", "Pa"),
     /// );
     /// assert!(board.complete(request).await.is_err());
     /// # }
@@ -53,10 +53,10 @@ impl PegBoard {
                 });
             }
         };
-        if !up
+        if up
             .peer
             .peer_info()
-            .is_some_and(|info| info.capabilities.completions.is_some())
+            .is_none_or(|info| info.capabilities.completions.is_none())
         {
             // The board offers completions when any server does; one that offers none has
             // nothing to suggest, which is an empty completion, not an error.
