@@ -38,7 +38,7 @@ Config format (key = namespace; tool `search` of `docs` becomes `docs-search`):
      \"old\":   {\"command\": \"legacy-server\", \"disabled\": true}
   }}
   PegBoard's extras: namespace (override the key), prefix (false: no prefix), allow / deny (the server's own
-  tool names), timeout (seconds per call), disabled. VS Code's {\"servers\": {..., \"type\": \"stdio\"|\"http\"}} works too.
+  tool names), timeout (seconds per call), maxMessageMib (largest message it may send), disabled. VS Code's {\"servers\": {..., \"type\": \"stdio\"|\"http\"}} works too.
   ${VAR} is read from the environment (error if unset), ${VAR:-default} has a fallback, $${ is a literal ${.
   command and cwd are used as given: relative paths are relative to the folder pegboard runs in.
 
@@ -140,8 +140,8 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// Largest message (MiB) a stdio server may send; a longer tool result or tools/list page fails
-    /// at once with an error naming the server and this limit.
+    /// Largest message (MiB) a server may send, unless its entry sets `maxMessageMib`; a longer tool
+    /// result or tools/list page fails at once with an error naming the server and the limit.
     #[arg(long, value_name = "MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_message_mib: u64,
 }

@@ -241,3 +241,29 @@ async fn http_servers_get_the_same_limit() -> Result<()> {
     }
     Ok(())
 }
+
+/// A server's own `maxMessageMib` wins over the command line's limit.
+#[tokio::test]
+async fn a_server_entry_sets_its_own_limit() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut test = common::demo_server("test", &["--huge-tool"]);
+    test["maxMessageMib"] = json!(16);
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(&config, json!({"mcpServers": {"t": test}}).to_string())?;
+    let args = json!({"bytes": OVER_DEFAULT}).to_string();
+    let out = pegboard(
+        &["call", "t-huge", &args, "--max-message-mib", "4"],
+        &config,
+    )
+    .await?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end().len(),
+        OVER_DEFAULT
+    );
+    Ok(())
+}

@@ -188,7 +188,7 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
                 cmd.current_dir(dir);
             }
             let (transport, stderr) =
-                crate::upstream::child::spawn(cmd, server.max_message, hub.namespace())
+                crate::upstream::child::spawn(cmd, server.message_limit(), hub.namespace())
                     .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
             let tail = StderrTail::new(STDERR_TAIL_LINES);
             tail.follow(stderr, server.name.clone());
@@ -236,8 +236,8 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
         }
         Transport::Http { url, headers } => {
             let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                .max_sse_event_size(server.max_message)
-                .max_json_response_size(server.max_message);
+                .max_sse_event_size(server.message_limit())
+                .max_json_response_size(server.message_limit());
             let mut custom = HashMap::new();
             for (k, v) in headers {
                 if k.eq_ignore_ascii_case("authorization")
@@ -262,7 +262,7 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             let client = crate::upstream::limit_http::LimitedHttpClient::new(
                 client,
                 hub.namespace(),
-                server.max_message,
+                server.message_limit(),
             );
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(
@@ -460,7 +460,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
-            max_message: crate::config::DEFAULT_MAX_MESSAGE,
+            max_message: None,
         };
         let msg = format!(
             "{:#}",
@@ -486,7 +486,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
-            max_message: crate::config::DEFAULT_MAX_MESSAGE,
+            max_message: None,
         }
     }
 

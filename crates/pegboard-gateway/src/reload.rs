@@ -72,8 +72,8 @@ impl Fleet {
         fleet
     }
 
-    /// Give every server of a reloaded config this [`ServerConfig::max_message`], as the command
-    /// line gave it to the servers first started.
+    /// Give every server of a reloaded config whose entry sets no `maxMessageMib` this limit, as
+    /// the command line gave it to the servers first started ([`Config::with_max_message`]).
     #[must_use]
     pub fn with_max_message(mut self, bytes: usize) -> Self {
         self.max_message = Some(bytes);
@@ -381,7 +381,7 @@ mod tests {
             allow: None,
             deny: Vec::new(),
             timeout: None,
-            max_message: crate::config::DEFAULT_MAX_MESSAGE,
+            max_message: None,
         }
     }
 

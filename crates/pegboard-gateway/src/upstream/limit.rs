@@ -37,7 +37,8 @@ pub fn describe_limit(limit: usize) -> String {
 /// The error text for a message of `server` over `limit`.
 pub fn too_big_message(server: &str, limit: usize) -> String {
     format!(
-        "server `{server}` sent a message of more than {} (the limit); raise it with --max-message-mib",
+        "server `{server}` sent a message of more than {} (the limit); raise it with --max-message-mib \
+         (or \"maxMessageMib\" in its config entry)",
         describe_limit(limit)
     )
 }
@@ -312,7 +313,8 @@ mod tests {
         assert_eq!(describe_limit(1000), "1000 bytes");
         assert_eq!(
             too_big_message("big", 32 * MIB),
-            "server `big` sent a message of more than 32 MiB (the limit); raise it with --max-message-mib"
+            "server `big` sent a message of more than 32 MiB (the limit); raise it with --max-message-mib \
+             (or \"maxMessageMib\" in its config entry)"
         );
     }
 }
