@@ -127,3 +127,21 @@ impl Transport<RoleClient> for ChildTransport {
         self.shut_down()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn closing_ends_a_child_that_ignores_its_stdin_closing() -> std::io::Result<()> {
+        // `sleep` never reads stdin: only the SIGTERM after the first wait ends it.
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let (mut transport, _stderr) = spawn(cmd, 1024, "sleepy")?;
+        let pid = transport.child.as_ref().and_then(Child::id);
+        assert!(pid.is_some());
+        Transport::close(&mut transport).await?;
+        assert!(transport.child.is_none(), "the child was waited for");
+        Ok(())
+    }
+}
