@@ -45,7 +45,8 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     // during startup triggers a reload right after it.
     let mut hangup = Hangup::listen();
 
-    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?
+        .with_max_message(args.config.max_message());
     let board = empty_board(&config, args.config.startup_timeout)?;
     // Serve at once; the servers start beside the serving and join the board as they come up.
     let (startup, starting) = Startup::begin(args.wait);
@@ -110,13 +111,16 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         } else {
             tracing::info!("serving {summary}");
         }
-        let fleet = fleet.insert(Fleet::new(
-            &board,
-            &config,
-            started,
-            args.config.startup_timeout,
-            !args.no_restart,
-        ));
+        let fleet = fleet.insert(
+            Fleet::new(
+                &board,
+                &config,
+                started,
+                args.config.startup_timeout,
+                !args.no_restart,
+            )
+            .with_max_message(args.config.max_message()),
+        );
         match reload::on_hangup(
             fleet,
             &mut hangup,
