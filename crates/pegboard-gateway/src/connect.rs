@@ -158,8 +158,18 @@ pub async fn register(
     }
 }
 
-/// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`.
+/// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`;
+/// then learn which protocol versions it supports (see [`crate::upstream::Hub::learn_versions`]).
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
+    let connection = handshake(server, handshake_timeout).await?;
+    connection
+        .hub
+        .learn_versions(connection.service.peer())
+        .await;
+    Ok(connection)
+}
+
+async fn handshake(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
     let (watching, watch) = pegboard::client::watch_tools();
     let hub = crate::upstream::Hub::new(
         server

@@ -190,7 +190,7 @@ impl ServerHandler for BoardServer {
     }
 
     /// The protocol generations the gateway offers a client: up to the oldest one its servers
-    /// speak. A client then talks to the gateway as it would to the servers directly (a
+    /// support (asked with `server/discover`, else the version their handshake settled on). A client then talks to the gateway as it would to the servers directly (a
     /// 2026-07-28 client falls back to 2025-11-25 with 2025 servers, and keeps sampling,
     /// elicitation, roots and logging), instead of landing on a generation the servers cannot
     /// serve through the gateway (PASSTHROUGH.md §7's bridge would be needed otherwise).
@@ -199,7 +199,13 @@ impl ServerHandler for BoardServer {
             .board
             .service_peers()
             .iter()
-            .filter_map(|(peer, _)| peer.peer_info().map(|info| info.protocol_version.clone()))
+            .filter_map(|(peer, extension)| {
+                let learnt = extension
+                    .as_ref()
+                    .and_then(|e| e.get::<crate::upstream::Hub>())
+                    .and_then(|hub| hub.newest_version().cloned());
+                learnt.or_else(|| peer.peer_info().map(|info| info.protocol_version.clone()))
+            })
             .min_by(|a, b| a.as_str().cmp(b.as_str()));
         match oldest.map(|v| ProtocolVersion::known_up_to(&v)) {
             Some(versions) if !versions.is_empty() => Cow::Borrowed(versions),

@@ -5,6 +5,7 @@
 pub mod child;
 mod client;
 mod flights;
+pub(crate) mod generation;
 pub mod limit;
 pub mod limit_http;
 mod message_id;
@@ -33,6 +34,8 @@ pub struct Hub {
     /// Tools that answered a plain call normally: their arguments need no copy kept for a
     /// task retry, so the hot path allocates nothing extra.
     plain_tools: RwLock<HashSet<String>>,
+    /// The newest protocol version the server said it supports (`server/discover`), if it did.
+    newest: std::sync::OnceLock<rmcp::model::ProtocolVersion>,
 }
 
 impl Hub {
@@ -44,12 +47,26 @@ impl Hub {
             relay: Mutex::new(Weak::new()),
             task_tools: RwLock::new(HashSet::new()),
             plain_tools: RwLock::new(HashSet::new()),
+            newest: std::sync::OnceLock::new(),
         })
     }
 
     /// The server's namespace (the prefix of its logger names downstream).
     pub fn namespace(&self) -> &str {
         &self.namespace
+    }
+
+    /// Ask the server which protocol versions it supports (see [`generation`]); kept for
+    /// [`Hub::newest_version`].
+    pub async fn learn_versions(&self, peer: &rmcp::Peer<rmcp::RoleClient>) {
+        if let Some(newest) = generation::newest_supported(peer).await {
+            let _ = self.newest.set(newest);
+        }
+    }
+
+    /// The newest protocol version the server supports, when it said so.
+    pub fn newest_version(&self) -> Option<&rmcp::model::ProtocolVersion> {
+        self.newest.get()
     }
 
     /// Link this hub to the gateway's downstream sessions (a live link stays).
