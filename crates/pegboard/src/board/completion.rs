@@ -32,13 +32,19 @@ impl PegBoard {
     ) -> Result<CompleteResult, PegBoardError> {
         let (up, what) = match &mut request.r#ref {
             Reference::Prompt(prompt) => {
-                let what = format!("completion/complete of prompt `{}`", prompt.name);
+                let what = format!(
+                    "completion/complete of prompt `{}`",
+                    crate::error::shown(&prompt.name)
+                );
                 let (up, original) = self.prompt_route(&prompt.name).await?;
                 prompt.name = original;
                 (up, what)
             }
             Reference::Resource(template) => {
-                let what = format!("completion/complete of `{}`", template.uri);
+                let what = format!(
+                    "completion/complete of `{}`",
+                    crate::error::shown(&template.uri)
+                );
                 let (up, original) = self.resource_route(&template.uri)?;
                 template.uri = original;
                 (up, what)
@@ -53,10 +59,10 @@ impl PegBoard {
                 });
             }
         };
-        if !up
+        if up
             .peer
             .peer_info()
-            .is_some_and(|info| info.capabilities.completions.is_some())
+            .is_none_or(|info| info.capabilities.completions.is_none())
         {
             // The board offers completions when any server does; one that offers none has
             // nothing to suggest, which is an empty completion, not an error.

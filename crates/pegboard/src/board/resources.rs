@@ -114,7 +114,7 @@ impl PegBoard {
         let peer = up.peer.clone();
         let mut result = up
             .ask(
-                || format!("resources/read `{uri}`"),
+                || format!("resources/read `{}`", crate::error::shown(uri)),
                 peer.read_resource(ReadResourceRequestParams::new(original)),
             )
             .await?;
