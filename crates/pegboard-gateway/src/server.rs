@@ -19,7 +19,7 @@
 // which the gateway relays.
 #![allow(deprecated)]
 
-use std::{sync::Arc, time::Duration};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
@@ -27,9 +27,10 @@ use rmcp::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
         CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse,
-        ResourcesCapability, ResultType, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+        PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ResourcesCapability, ResultType, ServerCapabilities, ServerConfig,
+        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+        UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
@@ -176,6 +177,24 @@ impl ServerHandler for BoardServer {
             config = config.with_instructions(instructions.clone());
         }
         config
+    }
+
+    /// The protocol generations the gateway offers a client: up to the oldest one its servers
+    /// speak. A client then talks to the gateway as it would to the servers directly (a
+    /// 2026-07-28 client falls back to 2025-11-25 with 2025 servers, and keeps sampling,
+    /// elicitation, roots and logging), instead of landing on a generation the servers cannot
+    /// serve through the gateway (PASSTHROUGH.md §7's bridge would be needed otherwise).
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        let oldest = self
+            .board
+            .service_peers()
+            .iter()
+            .filter_map(|(peer, _)| peer.peer_info().map(|info| info.protocol_version.clone()))
+            .min_by(|a, b| a.as_str().cmp(b.as_str()));
+        match oldest.map(|v| ProtocolVersion::known_up_to(&v)) {
+            Some(versions) if !versions.is_empty() => Cow::Borrowed(versions),
+            _ => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
     }
 
     async fn list_tools(
