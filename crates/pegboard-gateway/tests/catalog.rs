@@ -534,3 +534,79 @@ async fn prompt_and_resource_list_changes_reach_every_session() {
         );
     }
 }
+
+/// The gateway with `server` connected as `pegboard serve` connects an HTTP entry of its
+/// config (`connect::connect`, then `connect::register`), under `namespace` (`None`: the
+/// entry's `"prefix": false`).
+async fn gateway_over_http(
+    server: Upstream,
+    namespace: Option<&str>,
+) -> (BoardServer, demo_servers::serve::HttpHandle) {
+    let http = demo_servers::serve::spawn_http(server, "127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serving");
+    let config = pegboard_gateway::config::ServerConfig {
+        name: "plain".into(),
+        namespace: namespace.map(str::to_string),
+        transport: pegboard_gateway::config::Transport::Http {
+            url: http.url(),
+            headers: Default::default(),
+        },
+        allow: None,
+        deny: Vec::new(),
+        timeout: None,
+    };
+    let board = PegBoard::new();
+    let connection = pegboard_gateway::connect::connect(&config, WAIT)
+        .await
+        .expect("connected");
+    pegboard_gateway::connect::register(&board, &config, connection)
+        .await
+        .expect("registered");
+    (BoardServer::new(board), http)
+}
+
+/// Read and subscribe to `file:///a` of an HTTP upstream under `namespace`, shown as `shown`;
+/// the upstream's update reaches the subscriber under the same URI.
+async fn read_and_follow_over_http(namespace: Option<&str>, shown: &str) {
+    let (events, mut upstream) = mpsc::unbounded_channel();
+    let (peer_tx, mut peer) = watch::channel(None);
+    let server = Upstream {
+        events,
+        peer: peer_tx,
+    };
+    let (gateway, _http) = gateway_over_http(server, namespace).await;
+    let (client, mut seen) = session(&gateway).await;
+
+    let read = client
+        .peer()
+        .read_resource(ReadResourceRequestParams::new(shown))
+        .await
+        .expect("read");
+    assert_eq!(next(&mut upstream).await, "read file:///a");
+    match &read.contents[..] {
+        [ResourceContents::TextResourceContents { uri, .. }] => assert_eq!(uri, shown),
+        other => panic!("{other:?}"),
+    }
+
+    subscribe(&client, shown).await;
+    assert_eq!(next(&mut upstream).await, "subscribe file:///a");
+    let up = tokio::time::timeout(WAIT, peer.wait_for(Option::is_some))
+        .await
+        .expect("initialized")
+        .expect("alive")
+        .clone()
+        .expect("checked");
+    updated(&up, "file:///a").await;
+    assert_eq!(next(&mut seen).await, format!("updated {shown}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_upstream_s_resource_updates_reach_its_subscriber() {
+    read_and_follow_over_http(Some("web"), "web+file:///a").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_added_without_prefix_has_its_resources_verbatim_and_updates_reach_subscribers() {
+    read_and_follow_over_http(None, "file:///a").await;
+}
