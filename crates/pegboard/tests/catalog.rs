@@ -413,3 +413,50 @@ async fn a_megabyte_prompt_name_or_uri_gets_a_short_error() {
     assert!(message.contains("no such resource"), "{message}");
     assert_eq!(b.docs.seen(), [format!("read <{} bytes>", huge.len() + 7)]);
 }
+
+#[tokio::test]
+async fn a_namespace_whose_uris_would_look_like_another_s_is_refused_not_misrouted() {
+    let b = board().await;
+    // `my-repo` and `Docs` would carry the aliases `my-repo` and `Docs`: URIs of `my_repo`
+    // and `docs` (schemes are case-insensitive), so reads would reach the wrong server.
+    for namespace in ["my-repo", "Docs"] {
+        let err = b
+            .board
+            .add_service(Some(namespace.into()), connect(repo()).await)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, PegBoardError::InvalidNamespace { .. }),
+            "{namespace}: {err:?}"
+        );
+        assert!(err.to_string().contains("another namespace"), "{err}");
+    }
+    // A server with no resources has no URIs to mix up.
+    b.board
+        .add_service(
+            Some("my-repo".into()),
+            connect(FixedTools::named(&["x"])).await,
+        )
+        .await
+        .unwrap();
+    assert_eq!(b.board.list_resources().await.len(), 3);
+}
+
+#[tokio::test]
+async fn an_alias_is_matched_whatever_the_case_a_client_gives_the_scheme() {
+    let board = PegBoard::new();
+    common::add(&board, "GitHub", repo()).await;
+    let uris: Vec<String> = board
+        .list_resources()
+        .await
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    assert_eq!(uris, ["GitHub+git+https://h/r.git"]);
+    // URL libraries lower-case schemes (RFC 3986 §3.1): the read must still route.
+    let read = board
+        .read_resource("github+git+https://h/r.git")
+        .await
+        .unwrap();
+    assert_eq!(text(&read.contents[0]), "my_repo:git+https://h/r.git");
+}
