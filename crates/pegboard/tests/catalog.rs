@@ -460,3 +460,33 @@ async fn an_alias_is_matched_whatever_the_case_a_client_gives_the_scheme() {
         .unwrap();
     assert_eq!(text(&read.contents[0]), "my_repo:git+https://h/r.git");
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_left_out_of_lists_and_its_reads_time_out() {
+    let board = PegBoard::builder()
+        .discovery_timeout(std::time::Duration::from_millis(300))
+        .call_timeout(std::time::Duration::from_millis(300))
+        .build();
+    let stuck = Catalog {
+        hangs: true,
+        ..docs()
+    };
+    common::add(&board, "docs", stuck.clone()).await;
+    common::add(&board, "my_repo", repo()).await;
+
+    assert_eq!(names(board.list_prompts().await), ["my_repo-greet"]);
+    // The live server's prompt is still got.
+    let got = board
+        .get_prompt("my_repo-greet", args(json!({"name": "Di"})))
+        .await
+        .unwrap();
+    assert_eq!(read_messages(&got).0[0], "my_repo greets Di");
+
+    let err = board.read_resource("docs+file:///a").await.unwrap_err();
+    match &err {
+        PegBoardError::Timeout { namespace, .. } => assert_eq!(namespace.as_deref(), Some("docs")),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("docs+file:///a"), "{err}");
+    assert_eq!(stuck.seen(), ["read file:///a"]);
+}

@@ -29,6 +29,8 @@ pub struct Catalog {
     pub tools: bool,
     /// `prompts/list` answers an error.
     pub broken_prompts: bool,
+    /// `prompts/list` and `resources/read` never answer.
+    pub hangs: bool,
     /// What it was asked, one line a request: `get_prompt NAME ARGS`, `read URI`,
     /// `complete REF ARG=VALUE`.
     pub seen: Arc<Mutex<Vec<String>>>,
@@ -43,6 +45,7 @@ impl Catalog {
             templates: Vec::new(),
             tools: true,
             broken_prompts: false,
+            hangs: false,
             seen: Arc::default(),
         }
     }
@@ -105,6 +108,9 @@ impl ServerHandler for Catalog {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        if self.hangs {
+            std::future::pending::<()>().await;
+        }
         if self.broken_prompts {
             return Err(ErrorData::internal_error("the prompt store is down", None));
         }
@@ -192,6 +198,9 @@ impl ServerHandler for Catalog {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         self.record(format!("read {}", shorten(&uri)));
+        if self.hangs {
+            std::future::pending::<()>().await;
+        }
         if !self.serves(&uri) {
             return Err(ErrorData::resource_not_found("no such resource", None));
         }
