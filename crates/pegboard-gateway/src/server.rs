@@ -353,6 +353,7 @@ impl ServerHandler for BoardServer {
         self.session.start(&self.board, peer.clone());
         let relay = self.relay.clone();
         let board = self.board.clone();
+        let offers = self.session.offers(&self.board);
         let mut changes = self.board.subscribe();
         changes.mark_unchanged();
         tokio::spawn(async move {
@@ -362,6 +363,14 @@ impl ServerHandler for BoardServer {
                     changed = changes.changed() => {
                         if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
                             return;
+                        }
+                        // A server that came, went or restarted changes the prompts and
+                        // resources too (they are listed live, so the lists are never stale).
+                        if offers.prompts {
+                            let _ = peer.notify_prompt_list_changed().await;
+                        }
+                        if offers.resources {
+                            let _ = peer.notify_resource_list_changed().await;
                         }
                         // A reload may have connected new upstreams.
                         crate::downstream::attach_hubs(&board, &relay);

@@ -21,7 +21,7 @@ impl PegBoard {
     /// let board = pegboard::PegBoard::new();
     /// let request = CompleteRequestParams::new(
     ///     Reference::for_prompt("web-greet"),
-    ///     ArgumentInfo { name: "city".into(), value: "Pa".into() },
+    ///     ArgumentInfo::new("city", "Pa"),
     /// );
     /// assert!(board.complete(request).await.is_err());
     /// # }
