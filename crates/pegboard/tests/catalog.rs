@@ -490,3 +490,25 @@ async fn a_server_that_never_answers_is_left_out_of_lists_and_its_reads_time_out
     assert!(err.to_string().contains("docs+file:///a"), "{err}");
     assert_eq!(stuck.seen(), ["read file:///a"]);
 }
+
+#[tokio::test]
+async fn every_page_of_a_server_s_resources_is_listed() {
+    let uris: Vec<&'static str> = (0..250)
+        .map(|i| &*Box::leak(format!("file:///r{i}").into_boxed_str()))
+        .collect();
+    let paged = Catalog {
+        resources: uris.clone(),
+        page: Some(100),
+        ..docs()
+    };
+    let board = PegBoard::new();
+    common::add(&board, "docs", paged).await;
+    let listed: Vec<String> = board
+        .list_resources()
+        .await
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    let want: Vec<String> = uris.iter().map(|u| format!("docs+{u}")).collect();
+    assert_eq!(listed, want);
+}

@@ -31,6 +31,8 @@ pub struct Catalog {
     pub broken_prompts: bool,
     /// `prompts/list` and `resources/read` never answer.
     pub hangs: bool,
+    /// `resources/list` answers pages of this many (cursor: the next index), when set.
+    pub page: Option<usize>,
     /// What it was asked, one line a request: `get_prompt NAME ARGS`, `read URI`,
     /// `complete REF ARG=VALUE`.
     pub seen: Arc<Mutex<Vec<String>>>,
@@ -46,6 +48,7 @@ impl Catalog {
             tools: true,
             broken_prompts: false,
             hangs: false,
+            page: None,
             seen: Arc::default(),
         }
     }
@@ -165,15 +168,25 @@ impl ServerHandler for Catalog {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = self
+        let all: Vec<Resource> = self
             .resources
             .iter()
             .map(|uri| Resource::new(*uri, format!("{} {uri}", self.label)))
             .collect();
-        Ok(ListResourcesResult::with_all_items(resources))
+        let Some(page) = self.page else {
+            return Ok(ListResourcesResult::with_all_items(all));
+        };
+        let start: usize = request
+            .and_then(|r| r.cursor)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let end = (start + page).min(all.len());
+        let mut result = ListResourcesResult::with_all_items(all[start..end].to_vec());
+        result.next_cursor = (end < all.len()).then(|| end.to_string());
+        Ok(result)
     }
 
     async fn list_resource_templates(
