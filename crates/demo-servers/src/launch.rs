@@ -19,8 +19,8 @@ pub const NAMES: &[&str] = &["notes", "units", "docs", "test"];
 pub const NAMES: &[&str] = &["notes", "units", "docs"];
 
 /// Serve the server called `name` (`notes`, `units`, `docs` or `test`) with these flags
-/// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`), until its
-/// client goes away.
+/// (`--http ADDR`; for `test` also `--extra-tools N`, `--page-size N`, `--hang-list`,
+/// `--huge-tool`, `--huge-list BYTES`), until its client goes away.
 ///
 /// # Errors
 /// An unknown name or flag, or a failure to serve.
@@ -76,6 +76,8 @@ OPTIONS:
     --extra-tools N    add N extra tools tool_0000.. (each echoes its name)
     --page-size N      tools/list page size (0 = everything in one page; default 0)
     --hang-list        never answer tools/list
+    --huge-tool        add a tool `huge {bytes}` answering with a text of that many bytes
+    --huge-list BYTES  add a tool `huge_listing` whose description is BYTES long
     -h, --help         print this help
 
 ENVIRONMENT:
@@ -132,6 +134,13 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     if let Some(i) = args.iter().position(|a| a == "--hang-list") {
         args.remove(i);
         options.hang_list = true;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--huge-tool") {
+        args.remove(i);
+        options.huge_tool = true;
+    }
+    if let Some(n) = take_number(&mut args, "--huge-list")? {
+        options.huge_list = n;
     }
     if let Some(extra) = args.first() {
         anyhow::bail!("unexpected argument {extra:?} (see --help)");

@@ -43,6 +43,12 @@ pub struct TestServerOptions {
     /// When true (with a `page_size`), `tools/list` never advances its cursor: every page is the
     /// first page, with the same `nextCursor` (a broken server seen in the wild).
     pub stuck_cursor: bool,
+    /// When true, a `huge {bytes}` tool answers with a text of that many bytes (message size
+    /// limit tests).
+    pub huge_tool: bool,
+    /// When non-zero, `tools/list` also lists `huge_listing`, whose description is this many
+    /// bytes: a tools/list page of about that size.
+    pub huge_list: usize,
 }
 
 impl TestServerOptions {
@@ -66,6 +72,16 @@ impl TestServerOptions {
         self.stuck_cursor = yes;
         self
     }
+    /// Sets [`huge_tool`](Self::huge_tool).
+    pub fn huge_tool(mut self, yes: bool) -> Self {
+        self.huge_tool = yes;
+        self
+    }
+    /// Sets [`huge_list`](Self::huge_list).
+    pub fn huge_list(mut self, bytes: usize) -> Self {
+        self.huge_list = bytes;
+        self
+    }
     /// Sets [`exit_on_crash`](Self::exit_on_crash).
     pub fn exit_on_crash(mut self, yes: bool) -> Self {
         self.exit_on_crash = yes;
@@ -83,6 +99,12 @@ struct EchoArgs {
 struct SleepArgs {
     /// How long to sleep, in milliseconds.
     ms: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct HugeArgs {
+    /// How many bytes of text to answer with.
+    bytes: usize,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -106,6 +128,10 @@ enum Kind {
     Extra,
     /// Added at run time with `add_tool`.
     Dynamic,
+    /// `huge` (with `huge_tool`): a text of the size asked for.
+    Huge,
+    /// `huge_listing` (with `huge_list`): only there to make the listing big.
+    Listing,
 }
 
 #[derive(Debug, Clone)]
@@ -243,6 +269,26 @@ impl TestServer {
                     schema::<NoArgs>(),
                 ),
                 kind: Kind::Extra,
+            });
+        }
+        if options.huge_tool {
+            tools.push(Entry {
+                tool: Tool::new(
+                    "huge",
+                    "Answer with a text of `bytes` bytes (for message size limits).",
+                    schema::<HugeArgs>(),
+                ),
+                kind: Kind::Huge,
+            });
+        }
+        if options.huge_list > 0 {
+            tools.push(Entry {
+                tool: Tool::new(
+                    "huge_listing",
+                    "d".repeat(options.huge_list),
+                    schema::<NoArgs>(),
+                ),
+                kind: Kind::Listing,
             });
         }
         Self {
@@ -524,7 +570,8 @@ impl ServerHandler for TestServer {
                 )))
             }
             Kind::Pid => Ok(text(std::process::id().to_string())),
-            Kind::Extra => Ok(text(name.to_string())),
+            Kind::Extra | Kind::Listing => Ok(text(name.to_string())),
+            Kind::Huge => Ok(text("x".repeat(parse::<HugeArgs>(&args)?.bytes))),
             Kind::Dynamic => Ok(text(format!(
                 "{name} called with {}",
                 serde_json::Value::Object(args)

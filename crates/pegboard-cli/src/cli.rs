@@ -38,7 +38,7 @@ Config format (key = namespace; tool `search` of `docs` becomes `docs-search`):
      \"old\":   {\"command\": \"legacy-server\", \"disabled\": true}
   }}
   PegBoard's extras: namespace (override the key), prefix (false: no prefix), allow / deny (the server's own
-  tool names), timeout (seconds per call), disabled. VS Code's {\"servers\": {..., \"type\": \"stdio\"|\"http\"}} works too.
+  tool names), timeout (seconds per call), maxMessageMib (largest message it may send), disabled. VS Code's {\"servers\": {..., \"type\": \"stdio\"|\"http\"}} works too.
   ${VAR} is read from the environment (error if unset), ${VAR:-default} has a fallback, $${ is a literal ${.
   command and cwd are used as given: relative paths are relative to the folder pegboard runs in.
 
@@ -119,7 +119,7 @@ pub enum Command {
 pub struct DemoServerArgs {
     /// notes, units, docs or test.
     pub name: String,
-    /// The server's own flags (`--http ADDR`; for `test`: `--extra-tools N`, `--page-size N`, `--hang-list`).
+    /// The server's own flags (`--http ADDR`; for `test`: `--extra-tools N`, `--page-size N`, `--hang-list`, `--huge-tool`, `--huge-list BYTES`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
@@ -139,6 +139,18 @@ pub struct ConfigArgs {
     /// instead of skipping that entry and serving the others. SIGHUP reloads honour it too.
     #[arg(long)]
     pub strict: bool,
+
+    /// Largest message (MiB) a server may send, unless its entry sets `maxMessageMib`; a longer tool
+    /// result or tools/list page fails at once with an error naming the server and the limit.
+    #[arg(long, value_name = "MIB", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_message_mib: u64,
+}
+
+impl ConfigArgs {
+    /// `--max-message-mib` in bytes.
+    pub fn max_message(&self) -> usize {
+        usize::try_from(self.max_message_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
+    }
 }
 
 /// `pegboard serve`.

@@ -45,7 +45,7 @@ fn main() {
         match result {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", render_error(&e));
                 1
             }
         }
@@ -75,4 +75,53 @@ fn init_logging(verbose: u8) {
         .with_target(verbose > 0)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
+}
+
+/// `e` and its causes joined by ": ", leaving out a cause that the text so far already quotes
+/// (pegboard's and rmcp's errors often repeat their source in their own message).
+fn render_error(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render_error;
+
+    /// An error that quotes its source in its own message.
+    #[derive(Debug)]
+    struct Quoting(std::io::Error);
+
+    impl std::fmt::Display for Quoting {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "server `big` could not run `big-huge`: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Quoting {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_quoted_is_not_repeated() {
+        let e = anyhow::Error::new(Quoting(std::io::Error::other("too big")));
+        assert_eq!(
+            render_error(&e),
+            "server `big` could not run `big-huge`: too big"
+        );
+        let e = anyhow::Error::new(std::io::Error::other("inner")).context("outer");
+        assert_eq!(render_error(&e), "outer: inner");
+    }
 }

@@ -337,3 +337,23 @@ async fn with_no_restart_a_reload_starts_a_dead_server_again() -> Result<()> {
     assert_ne!(new_pid, t_pid);
     gw.stop().await
 }
+
+/// `--max-message-mib` outlives a reload: the servers of the reloaded file get it too, so an
+/// unchanged entry is not taken for a changed one (and restarted), and the raised limit still holds.
+#[tokio::test]
+async fn a_reload_keeps_the_command_line_message_limit() -> Result<()> {
+    let config = json!({"mcpServers": {"t": common::demo_server("test", &["--huge-tool"])}});
+    let gw = Gateway::start_with(&config, &["--max-message-mib", "16"]).await?;
+    let t_pid = gw.pid_of("t-pid").await?;
+    gw.reload_with(&serde_json::to_string_pretty(&config)?)?;
+    gw.wait_for_log("reload: no changes, 1 unchanged").await?;
+    assert_eq!(gw.pid_of("t-pid").await?, t_pid);
+    let nine_mib = 9 * 1024 * 1024;
+    let (failed, text) = gw.call_text("t-huge", json!({"bytes": nine_mib})).await?;
+    assert!(
+        !failed && text.len() == nine_mib,
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    gw.stop().await
+}

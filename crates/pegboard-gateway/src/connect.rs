@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,8 +12,8 @@ use anyhow::{Context, Result, anyhow};
 use axum::http::{HeaderName, HeaderValue};
 use pegboard::{PegBoard, ServiceOptions};
 use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
@@ -187,16 +186,11 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
+            let (transport, stderr) =
+                crate::upstream::child::spawn(cmd, server.message_limit(), hub.namespace())
+                    .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
             let tail = StderrTail::new(STDERR_TAIL_LINES);
-            if let Some(stderr) = stderr {
-                tail.follow(stderr, server.name.clone());
-            } else {
-                tail.mark_closed();
-            }
+            tail.follow(stderr, server.name.clone());
             match tokio::time::timeout(
                 handshake_timeout,
                 handler
@@ -240,7 +234,9 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             }
         }
         Transport::Http { url, headers } => {
-            let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .max_sse_event_size(server.message_limit())
+                .max_json_response_size(server.message_limit());
             let mut custom = HashMap::new();
             for (k, v) in headers {
                 if k.eq_ignore_ascii_case("authorization")
@@ -262,6 +258,11 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             }
             let client =
                 crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
+            let client = crate::upstream::limit_http::LimitedHttpClient::new(
+                client,
+                hub.namespace(),
+                server.message_limit(),
+            );
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(
                 handshake_timeout,
@@ -458,6 +459,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
+            max_message: None,
         };
         let msg = format!(
             "{:#}",
@@ -483,6 +485,7 @@ mod tests {
             allow: None,
             deny: vec![],
             timeout: None,
+            max_message: None,
         }
     }
 

@@ -28,6 +28,8 @@ pub struct Fleet {
     supervisors: Option<Supervisors>,
     /// In config order.
     members: Vec<Member>,
+    /// Set on every server of a reloaded config (a command-line setting outlives reloads).
+    max_message: Option<usize>,
 }
 
 struct Member {
@@ -59,6 +61,7 @@ impl Fleet {
             handshake_timeout,
             supervisors: restart.then(|| Supervisors::new(board, handshake_timeout)),
             members: Vec::new(),
+            max_message: None,
         };
         fleet.members = started
             .outcomes
@@ -67,6 +70,14 @@ impl Fleet {
             .map(|(outcome, server)| fleet.member(server.clone(), outcome))
             .collect();
         fleet
+    }
+
+    /// Give every server of a reloaded config whose entry sets no `maxMessageMib` this limit, as
+    /// the command line gave it to the servers first started ([`Config::with_max_message`]).
+    #[must_use]
+    pub fn with_max_message(mut self, bytes: usize) -> Self {
+        self.max_message = Some(bytes);
+        self
     }
 
     fn member(&self, config: ServerConfig, outcome: Outcome) -> Member {
@@ -99,6 +110,14 @@ impl Fleet {
     /// Servers are stopped before new ones start, so a changed entry may keep its namespace (its tools
     /// would clash with the old copy's otherwise). Starting reports progress like startup does.
     pub async fn reload(&mut self, new: &Config, progress: Progress) -> Changes {
+        let limited;
+        let new = match self.max_message {
+            Some(bytes) => {
+                limited = new.clone().with_max_message(bytes);
+                &limited
+            }
+            None => new,
+        };
         let old: Vec<(&ServerConfig, bool)> = self
             .members
             .iter()
@@ -362,6 +381,7 @@ mod tests {
             allow: None,
             deny: Vec::new(),
             timeout: None,
+            max_message: None,
         }
     }
 

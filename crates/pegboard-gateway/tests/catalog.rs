@@ -555,6 +555,7 @@ async fn gateway_over_http(
         allow: None,
         deny: Vec::new(),
         timeout: None,
+        max_message: None,
     };
     let board = PegBoard::new();
     let connection = pegboard_gateway::connect::connect(&config, WAIT)

@@ -15,7 +15,8 @@ use crate::connect::Progress;
 /// Run `pegboard call`.
 pub async fn run(args: CallArgs, progress: Progress) -> Result<i32> {
     let arguments = parse_arguments(args.arguments.as_deref())?;
-    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?
+        .with_max_message(args.config.max_message());
     let timeout = args.config.startup_timeout;
     // Start only the servers that can own the name (seconds saved per npx/uvx server); when the
     // tool is not among them after all, start everything and look again.

@@ -28,7 +28,8 @@ pub struct Loaded {
 /// Load the config, start every server concurrently, register what started.
 /// Fails only when the config is unusable or has servers of which none started.
 pub async fn fill_board(args: &ConfigArgs, progress: Progress) -> Result<Loaded> {
-    let config = load_config(args.config.as_deref(), args.strict)?;
+    let config =
+        load_config(args.config.as_deref(), args.strict)?.with_max_message(args.max_message());
     fill_board_from(config, args.startup_timeout, progress).await
 }
 

@@ -64,7 +64,8 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         started,
         args.config.startup_timeout,
         !args.no_restart,
-    );
+    )
+    .with_max_message(args.config.max_message());
 
     let server = BoardServer::new(board.clone())
         .with_info("pegboard", env!("CARGO_PKG_VERSION"))

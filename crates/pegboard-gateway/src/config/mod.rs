@@ -10,7 +10,7 @@
 //!
 //! The key of each entry is its namespace. PegBoard's own optional fields: `namespace` (override the key),
 //! `prefix` (`false`: tool names are not prefixed), `allow` / `deny` (original tool names), `timeout` (seconds
-//! per call), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
+//! per call), `maxMessageMib` (largest message taken from it), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
 //!
 //! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
 //! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a
@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
+
+pub use crate::upstream::limit::DEFAULT_MAX_MESSAGE;
 use raw::{RawFile, RawServer};
 
 /// A whole config file, parsed and checked.
@@ -49,6 +51,16 @@ impl Config {
     pub fn skipped(&self) -> &[EntryError] {
         &self.skipped
     }
+
+    /// Limit every server whose entry sets no `maxMessageMib` to messages of `bytes`
+    /// ([`ServerConfig::max_message`]).
+    #[must_use]
+    pub fn with_max_message(mut self, bytes: usize) -> Self {
+        for server in &mut self.servers {
+            server.max_message.get_or_insert(bytes);
+        }
+        self
+    }
 }
 
 /// One server entry.
@@ -66,7 +78,23 @@ pub struct ServerConfig {
     pub deny: Vec<String>,
     /// Per-call timeout.
     pub timeout: Option<Duration>,
+    /// The largest message (in bytes) taken from the server; a longer one fails its request with
+    /// an error naming the server and the limit ([`crate::upstream::limit`]). Set by the entry's
+    /// `maxMessageMib`, else by [`Config::with_max_message`] (`--max-message-mib`); `None` is
+    /// [`DEFAULT_MAX_MESSAGE`] (see [`ServerConfig::message_limit`]).
+    pub max_message: Option<usize>,
 }
+
+impl ServerConfig {
+    /// The largest message taken from this server, in bytes: [`max_message`](Self::max_message),
+    /// else [`DEFAULT_MAX_MESSAGE`].
+    pub fn message_limit(&self) -> usize {
+        self.max_message.unwrap_or(DEFAULT_MAX_MESSAGE)
+    }
+}
+
+/// The largest `maxMessageMib` accepted (4 GiB).
+const MAX_MESSAGE_MIB: f64 = 4096.0;
 
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -401,6 +429,19 @@ fn build_server(
         }
     };
 
+    let max_message = match raw.max_message_mib {
+        None => None,
+        Some(m) if m.fract() == 0.0 && (1.0..=MAX_MESSAGE_MIB).contains(&m) => {
+            // A whole number of MiB up to 4096: the product fits in a u64, and in usize on 64 bits.
+            usize::try_from((m as u64) << 20).ok()
+        }
+        Some(m) => {
+            return Err(invalid(format!(
+                "`maxMessageMib` must be a whole number of MiB between 1 and {MAX_MESSAGE_MIB} (got {m})"
+            )));
+        }
+    };
+
     Ok(ServerConfig {
         name: name.to_string(),
         namespace,
@@ -408,6 +449,7 @@ fn build_server(
         allow: raw.allow,
         deny: raw.deny,
         timeout,
+        max_message,
     })
 }
 

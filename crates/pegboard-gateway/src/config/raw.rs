@@ -71,6 +71,8 @@ pub(super) struct RawServer {
     pub(super) allow: Option<Vec<String>>,
     pub(super) deny: Vec<String>,
     pub(super) timeout: Option<f64>,
+    #[serde(rename = "maxMessageMib")]
+    pub(super) max_message_mib: Option<f64>,
     pub(super) disabled: bool,
     /// Fields pegboard does not read (`autoApprove`, `envFile`, ...), for a warning.
     #[serde(flatten)]

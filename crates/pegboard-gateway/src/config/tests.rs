@@ -300,3 +300,32 @@ fn a_key_in_both_sections_is_named() {
             .expect_err("refused");
     assert!(err.to_string().contains("appears in both"), "{err}");
 }
+
+#[test]
+fn max_message_mib_is_per_server_and_wins_over_the_default() -> Result<()> {
+    let cfg = parse_str(
+        r#"{"mcpServers": {
+                "big": {"command": "x", "maxMessageMib": 64},
+                "plain": {"command": "y"},
+                "zero": {"command": "z", "maxMessageMib": 0},
+                "half": {"command": "z", "maxMessageMib": 1.5}
+            }}"#,
+    )?;
+    assert_eq!(cfg.servers.len(), 2);
+    assert_eq!(cfg.servers[0].max_message, Some(64 << 20));
+    assert_eq!(cfg.servers[1].max_message, None);
+    assert_eq!(cfg.servers[1].message_limit(), DEFAULT_MAX_MESSAGE);
+    assert_eq!(cfg.skipped().len(), 2);
+    assert!(
+        cfg.skipped()[0]
+            .to_string()
+            .contains("`maxMessageMib` must be a whole number"),
+        "{}",
+        cfg.skipped()[0]
+    );
+    // The command line's limit fills in the servers without their own.
+    let cfg = cfg.with_max_message(16 << 20);
+    assert_eq!(cfg.servers[0].message_limit(), 64 << 20);
+    assert_eq!(cfg.servers[1].message_limit(), 16 << 20);
+    Ok(())
+}

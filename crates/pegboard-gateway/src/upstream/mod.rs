@@ -2,8 +2,12 @@
 //! with, and the [`Hub`] that ties that connection's in-flight calls to the downstream sessions
 //! that made them (PASSTHROUGH.md §0–§2, §6).
 
+pub mod child;
 mod client;
 mod flights;
+pub mod limit;
+pub mod limit_http;
+mod message_id;
 mod tap;
 
 use std::{
