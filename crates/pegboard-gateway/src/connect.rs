@@ -171,12 +171,11 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
 
 async fn handshake(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
     let (watching, watch) = pegboard::client::watch_tools();
-    let hub = crate::upstream::Hub::new(
-        server
-            .namespace
-            .clone()
-            .unwrap_or_else(|| server.name.clone()),
-    );
+    // Logs name the server either way; resource URIs carry the namespace only when it has one.
+    let hub = match &server.namespace {
+        Some(namespace) => crate::upstream::Hub::new(namespace.clone()),
+        None => crate::upstream::Hub::unprefixed(server.name.clone()),
+    };
     let handler = crate::upstream::UpstreamClient::new(watching, hub.clone(), true);
     match &server.transport {
         Transport::Stdio {

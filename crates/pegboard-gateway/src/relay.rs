@@ -109,15 +109,15 @@ impl Relay {
     }
 
     /// A server's resource changed: tell the sessions subscribed to it, under the board's URI.
-    pub(crate) async fn resource_updated(&self, namespace: &str, uri: &str) {
+    /// `namespace` is the one the server was added under (`None`: its URIs are shown verbatim).
+    pub(crate) async fn resource_updated(&self, namespace: Option<&str>, uri: &str) {
         let subscribers = self.subscriptions.subscribers(namespace, uri);
         if subscribers.is_empty() {
             return;
         }
-        let shown = if namespace.is_empty() {
-            uri.to_string()
-        } else {
-            pegboard::uri::encode(&pegboard::uri::alias(namespace), uri)
+        let shown = match namespace {
+            Some(namespace) => pegboard::uri::encode(&pegboard::uri::alias(namespace), uri),
+            None => uri.to_string(),
         };
         for session in self.live() {
             if subscribers.contains(&session.id()) {

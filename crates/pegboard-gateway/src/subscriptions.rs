@@ -114,9 +114,9 @@ impl Subscriptions {
     }
 
     /// The sessions subscribed to `uri` at the server added under `namespace`.
-    pub(crate) fn subscribers(&self, namespace: &str, uri: &str) -> Vec<u64> {
+    pub(crate) fn subscribers(&self, namespace: Option<&str>, uri: &str) -> Vec<u64> {
         self.lock()
-            .get(&key(Some(namespace), uri))
+            .get(&key(namespace, uri))
             .map(|sub| sub.sessions.iter().copied().collect())
             .unwrap_or_default()
     }

@@ -54,6 +54,14 @@ async fn list_pages(
             namespace: namespace_owned(),
         });
     }
+    // A server that declares no tools (one that offers only prompts or resources) is not
+    // asked: it would answer -32601, and it belongs on the board for what it does offer.
+    if peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.tools.is_none())
+    {
+        return Ok(Vec::new());
+    }
     let mut tools: Vec<rmcp::model::Tool> = Vec::new();
     let mut positions: HashMap<String, usize> = HashMap::new();
     let mut seen_cursors = HashSet::new();

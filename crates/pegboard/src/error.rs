@@ -191,7 +191,8 @@ pub enum PegBoardError {
 /// caller's own input, which may be huge.
 const SHOWN_MAX_CHARS: usize = 80;
 
-fn shown(name: &str) -> String {
+/// `name` as messages show it: cut after [`SHOWN_MAX_CHARS`] characters, with its size.
+pub(crate) fn shown(name: &str) -> String {
     match name.char_indices().nth(SHOWN_MAX_CHARS) {
         None => name.to_string(),
         Some((cut, _)) => format!("{}… ({} bytes)", &name[..cut], name.len()),

@@ -183,7 +183,7 @@ impl ClientHandler for UpstreamClient {
     ) {
         if let Some(relay) = self.hub.relay() {
             relay
-                .resource_updated(self.hub.namespace(), &params.uri)
+                .resource_updated(self.hub.board_namespace(), &params.uri)
                 .await;
         }
     }

@@ -27,6 +27,9 @@ use crate::relay::Relay;
 #[derive(Debug)]
 pub struct Hub {
     namespace: String,
+    /// The namespace the server was added to the board under (`None`: `"prefix": false`, its
+    /// resource URIs are shown verbatim).
+    board_namespace: Option<String>,
     flights: flights::Flights,
     relay: Mutex<Weak<Relay>>,
     /// Tools (original names) that answered a plain call with "requires task augmentation".
@@ -41,8 +44,20 @@ pub struct Hub {
 impl Hub {
     /// A hub for the server added under `namespace`.
     pub fn new(namespace: impl Into<String>) -> Arc<Self> {
+        let namespace = namespace.into();
+        Self::build(namespace.clone(), Some(namespace))
+    }
+
+    /// A hub for a server added to the board without a namespace (`"prefix": false`): `name`
+    /// prefixes its logger names, and its resource URIs and updates stay verbatim.
+    pub fn unprefixed(name: impl Into<String>) -> Arc<Self> {
+        Self::build(name.into(), None)
+    }
+
+    fn build(namespace: String, board_namespace: Option<String>) -> Arc<Self> {
         Arc::new(Self {
-            namespace: namespace.into(),
+            namespace,
+            board_namespace,
             flights: flights::Flights::default(),
             relay: Mutex::new(Weak::new()),
             task_tools: RwLock::new(HashSet::new()),
@@ -67,6 +82,12 @@ impl Hub {
     /// The newest protocol version the server supports, when it said so.
     pub fn newest_version(&self) -> Option<&rmcp::model::ProtocolVersion> {
         self.newest.get()
+    }
+
+    /// The namespace the server is on the board under (`None`: added without one); the key of
+    /// its resource subscriptions.
+    pub(crate) fn board_namespace(&self) -> Option<&str> {
+        self.board_namespace.as_deref()
     }
 
     /// Link this hub to the gateway's downstream sessions (a live link stays).

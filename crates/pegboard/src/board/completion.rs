@@ -32,13 +32,19 @@ impl PegBoard {
     ) -> Result<CompleteResult, PegBoardError> {
         let (up, what) = match &mut request.r#ref {
             Reference::Prompt(prompt) => {
-                let what = format!("completion/complete of prompt `{}`", prompt.name);
+                let what = format!(
+                    "completion/complete of prompt `{}`",
+                    crate::error::shown(&prompt.name)
+                );
                 let (up, original) = self.prompt_route(&prompt.name).await?;
                 prompt.name = original;
                 (up, what)
             }
             Reference::Resource(template) => {
-                let what = format!("completion/complete of `{}`", template.uri);
+                let what = format!(
+                    "completion/complete of `{}`",
+                    crate::error::shown(&template.uri)
+                );
                 let (up, original) = self.resource_route(&template.uri)?;
                 template.uri = original;
                 (up, what)

@@ -62,7 +62,10 @@ impl PegBoard {
         }
         let peer = up.peer.clone();
         let mut result = up
-            .ask(|| format!("prompts/get `{name}`"), peer.get_prompt(params))
+            .ask(
+                || format!("prompts/get `{}`", crate::error::shown(name)),
+                peer.get_prompt(params),
+            )
             .await?;
         if let Some(alias) = up.alias() {
             crate::uri::encode_prompt_messages(&mut result.messages, &alias);

@@ -114,7 +114,7 @@ impl PegBoard {
         let peer = up.peer.clone();
         let mut result = up
             .ask(
-                || format!("resources/read `{uri}`"),
+                || format!("resources/read `{}`", crate::error::shown(uri)),
                 peer.read_resource(ReadResourceRequestParams::new(original)),
             )
             .await?;
@@ -152,9 +152,10 @@ impl PegBoard {
     pub(super) fn resource_route(&self, uri: &str) -> Result<(Upstream, String), PegBoardError> {
         let servers = self.resource_servers();
         if let Some((alias, original)) = crate::uri::split(uri)
-            && let Some(up) = servers
-                .iter()
-                .find(|up| up.alias().as_deref() == Some(alias))
+            && let Some(up) = servers.iter().find(|up| {
+                // Schemes are case-insensitive, and URL libraries lower-case them.
+                up.alias().is_some_and(|a| a.eq_ignore_ascii_case(alias))
+            })
         {
             return Ok((up.clone(), original));
         }
@@ -177,6 +178,41 @@ impl PegBoard {
         Err(PegBoardError::ResourceNotFound {
             uri: uri.to_string(),
             hint,
+        })
+    }
+
+    /// Why a service with resources cannot join under `namespace`: a live service that offers
+    /// resources already carries the same URI alias (ASCII case aside), so the board could not
+    /// tell their URIs apart.
+    pub(super) fn alias_clash(
+        registry: &crate::registry::Registry,
+        namespace: Option<&str>,
+        peer: &Peer<RoleClient>,
+    ) -> Option<PegBoardError> {
+        let namespace = namespace?;
+        let alias = crate::uri::alias(namespace);
+        let offers = |peer: &Peer<RoleClient>| {
+            peer.peer_info()
+                .is_some_and(|info| info.capabilities.resources.is_some())
+        };
+        if !offers(peer) {
+            return None;
+        }
+        let (_, holder) = registry.stored().find(|(_, slot)| {
+            !slot.is_withdrawn()
+                && !slot.peer.is_transport_closed()
+                && offers(&slot.peer)
+                && slot
+                    .namespace
+                    .as_deref()
+                    .is_some_and(|ns| crate::uri::alias(ns).eq_ignore_ascii_case(&alias))
+        })?;
+        Some(PegBoardError::InvalidNamespace {
+            namespace: namespace.to_string(),
+            reason: format!(
+                "its resource URIs would start with `{alias}+`, as those of namespace `{}` do, so the board could not tell them apart; add the server under another namespace",
+                holder.namespace.as_deref().unwrap_or_default()
+            ),
         })
     }
 

@@ -65,6 +65,9 @@ impl PegBoard {
     /// [`add_service_with`](Self::add_service_with) returns it. On an error the service is
     /// dropped, which closes it.
     ///
+    /// A server that offers resources is refused a namespace whose URI alias
+    /// ([`crate::uri::alias`]) another live server with resources carries already.
+    ///
     /// # Errors
     /// [`PegBoardError::DuplicateTool`], [`PegBoardError::InvalidNamespace`],
     /// [`PegBoardError::InvalidName`], [`PegBoardError::Discovery`], [`PegBoardError::Timeout`],
@@ -120,6 +123,9 @@ impl PegBoard {
             // Checked again here: shutdown may have run while the service was being listed.
             if draft.shut_down {
                 return Err(PegBoardError::ShutDown);
+            }
+            if let Some(clash) = Self::alias_clash(draft, namespace.as_deref(), &peer) {
+                return Err(clash);
             }
             if let Some(clash) = pending.iter().find(|p| draft.tools.contains_key(&p.name)) {
                 return Err(PegBoardError::DuplicateTool {

@@ -1,6 +1,8 @@
 //! Real rmcp servers, in-process over `tokio::io::duplex`, for the integration tests.
 #![allow(dead_code)]
 
+pub mod catalog;
+
 use std::sync::Arc;
 
 use pegboard::{BoxedService, ServiceOptions};
