@@ -24,7 +24,7 @@ use crate::{downstream::Session, subscriptions::Subscriptions};
 pub struct Relay {
     sessions: Mutex<HashMap<u64, Weak<Session>>>,
     next_id: AtomicU64,
-    subscriptions: Subscriptions,
+    subscriptions: Arc<Subscriptions>,
     /// 2026-07-28 clients' `subscriptions/listen` streams, by listener id (an id from the same
     /// counter as sessions, so subscriptions can hold either).
     listeners: Mutex<HashMap<u64, SubscriptionSink>>,
@@ -81,6 +81,15 @@ impl Relay {
 
     pub(crate) fn subscriptions(&self) -> &Subscriptions {
         &self.subscriptions
+    }
+
+    /// The board changed: a server that came back on a new connection (a restart, a reload)
+    /// is subscribed again to the resources sessions hold on it. Every session's watcher may
+    /// call it; a resource already on the current connection costs no request.
+    pub(crate) fn resync_subscriptions(&self, board: &pegboard::PegBoard) {
+        let subscriptions = self.subscriptions.clone();
+        let board = board.clone();
+        tokio::spawn(async move { subscriptions.resync(&board).await });
     }
 
     /// Register a 2026-07-28 listen stream for list changes and resource updates.

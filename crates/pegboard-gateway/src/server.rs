@@ -406,8 +406,10 @@ impl ServerHandler for BoardServer {
                         if offers.resources {
                             let _ = peer.notify_resource_list_changed().await;
                         }
-                        // A reload may have connected new upstreams.
+                        // A reload may have connected new upstreams, and a restarted one
+                        // has none of its subscriptions.
                         crate::downstream::attach_hubs(&board, &relay);
+                        relay.resync_subscriptions(&board);
                     }
                     _ = prune.tick() => {
                         if peer.is_transport_closed() {
@@ -460,6 +462,7 @@ impl ServerHandler for BoardServer {
                     }
                     let _ = context.sink().notify_tool_list_changed().await;
                     crate::downstream::attach_hubs(&self.board, &self.relay);
+                    self.relay.resync_subscriptions(&self.board);
                 }
             }
         }
