@@ -146,20 +146,20 @@ impl Subscriptions {
             return;
         }
         let gate = self.enter(&key);
-        if let Some(entry) = self.lock().get_mut(&key) {
-            entry.sessions.remove(&session);
-        }
-        self.release_if_unheld(&gate, &key).await;
+        self.release_if_unheld(&gate, &key, Some(session)).await;
         self.leave(&key);
     }
 
-    /// Under `key`'s gate: unsubscribe upstream when no session holds it any more.
-    async fn release_if_unheld(&self, gate: &Gate, key: &Key) {
+    /// Under `key`'s gate: drop `leaving` (after any subscribe of it that came first), then
+    /// unsubscribe upstream when no session holds the resource any more.
+    async fn release_if_unheld(&self, gate: &Gate, key: &Key, leaving: Option<u64>) {
         let mut upstream = gate.lock().await;
-        let unheld = self
-            .lock()
-            .get(key)
-            .is_none_or(|entry| entry.sessions.is_empty());
+        let unheld = self.lock().get_mut(key).is_none_or(|entry| {
+            if let Some(session) = leaving {
+                entry.sessions.remove(&session);
+            }
+            entry.sessions.is_empty()
+        });
         if unheld && let Some(current) = upstream.take() {
             unsubscribe_upstream(current.peer, key.1.clone()).await;
         }
@@ -187,7 +187,7 @@ impl Subscriptions {
                 let this = self.clone();
                 runtime.spawn(async move {
                     for (key, gate) in orphaned {
-                        this.release_if_unheld(&gate, &key).await;
+                        this.release_if_unheld(&gate, &key, None).await;
                         this.leave(&key);
                     }
                 });
