@@ -35,9 +35,10 @@ const WINDOW: Duration = Duration::from_millis(300);
 /// A resource whose upstream subscription always fails.
 const FAIL: &str = "file:///fail";
 
-/// The upstream: it reports every (un)subscribe on `events` when it arrives, holds each
-/// unsubscribe and each subscribe to [`FAIL`] until `release` is true, and keeps the set of
-/// resources it is subscribed to, updated before it answers.
+/// The upstream: it reports every (un)subscribe on `events` (a successful subscribe once it
+/// is recorded, the others when they arrive), holds each unsubscribe and each subscribe to
+/// [`FAIL`] until `release` is true, and keeps the set of resources it is subscribed to,
+/// updated before it answers.
 #[derive(Clone)]
 struct Upstream {
     events: mpsc::UnboundedSender<String>,
@@ -89,12 +90,16 @@ impl ServerHandler for Upstream {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let _ = self.events.send(format!("subscribe {}", request.uri));
         if request.uri == FAIL {
+            let _ = self.events.send(format!("subscribe {}", request.uri));
             self.held().await;
             return Err(ErrorData::invalid_params("no subscriptions to that", None));
         }
-        self.subscribed.lock().expect("lock").insert(request.uri);
+        self.subscribed
+            .lock()
+            .expect("lock")
+            .insert(request.uri.clone());
+        let _ = self.events.send(format!("subscribe {}", request.uri));
         Ok(())
     }
 
