@@ -211,9 +211,14 @@ impl Subscriptions {
             } else {
                 pegboard::uri::encode(&pegboard::uri::alias(&key.0), &key.1)
             };
+            // A server that is down (not yet restarted) is left for the change that brings
+            // it back.
             let Ok(target) = board.resource_target(&shown) else {
                 continue;
             };
+            if target.peer.is_transport_closed() {
+                continue;
+            }
             if target.namespace.as_deref().unwrap_or_default() != key.0 {
                 continue;
             }
