@@ -17,11 +17,13 @@ use pegboard_gateway::{
     upstream::{Hub, ProgressTap, UpstreamClient},
 };
 use rmcp::{
-    ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt,
+    ClientHandler, ClientServiceExt, ErrorData, Peer, RoleClient, RoleServer, ServerHandler,
+    ServiceExt,
     model::{
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, Resource,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, Resource,
         ResourceUpdatedNotificationParam, ResourcesCapability, ServerCapabilities, ServerConfig,
-        SubscribeRequestParams, ToolsCapability, UnsubscribeRequestParams,
+        ServerNotification, SubscribeRequestParams, SubscriptionFilter, ToolsCapability,
+        UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, RunningService},
 };
@@ -179,6 +181,8 @@ async fn start(board: &PegBoard, released: bool) -> Instance {
         .serve(ProgressTap::new(transport, hub.clone()))
         .await
         .expect("upstream handshake");
+    // As `connect::register` does: the gateway speaks 2026-07-28 only when its servers do.
+    hub.learn_versions(service.peer()).await;
     board
         .add_service_with(
             Some("up".into()),
@@ -327,4 +331,54 @@ async fn a_restarted_server_is_subscribed_again_and_its_updates_reach_the_subscr
     assert_eq!(next(&mut a_seen).await, "updated up+file:///a");
     // Two sessions' watchers saw the change; the upstream was subscribed once.
     assert!(after.events.try_recv().is_err(), "nothing else upstream");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_s_resource_is_subscribed_again_after_a_restart() {
+    let board = PegBoard::new();
+    let mut before = start(&board, true).await;
+    let server = BoardServer::new(board.clone());
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let handler = server.session();
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ()
+        .serve_with_lifecycle(
+            client_io,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discovered");
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription("up+file:///a")
+        .build();
+    let mut stream = client.peer().listen(filter).await.expect("listening");
+    assert_eq!(before.next().await, "subscribe file:///a");
+
+    before.stop.cancel();
+    board.remove_service(0).expect("removed");
+    let mut after = start(&board, true).await;
+    assert_eq!(after.next().await, "subscribe file:///a");
+
+    let peer = after.peer().await;
+    peer.notify_resource_updated(ResourceUpdatedNotificationParam::new("file:///a"))
+        .await
+        .expect("sent");
+    // The stream also carries the board's tools/list_changed of the restart.
+    loop {
+        let notification = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("a notification arrives")
+            .expect("the stream is alive")
+            .expect("the stream is open");
+        if let ServerNotification::ResourceUpdatedNotification(updated) = notification {
+            assert_eq!(updated.params.uri, "up+file:///a");
+            break;
+        }
+    }
 }
