@@ -437,22 +437,27 @@ impl ServerHandler for BoardServer {
         // A 2026-07-28 client has no `initialized` notification: link the upstreams here.
         crate::downstream::attach_hubs(&self.board, &self.relay);
         let listener = self.relay.listen(context.sink().clone());
+        // Watched from before the first upstream subscribe: a server that restarts while this
+        // stream subscribes is subscribed again by the loop below.
+        let mut changes = self.board.subscribe();
+        changes.mark_unchanged();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let subscribed = match self.board.resource_target(uri) {
                 Ok(target) => self
                     .relay
                     .subscriptions()
-                    .subscribe(listener.id(), target)
+                    .hold(listener.id(), target)
                     .await
                     .map_err(|e| e.to_string()),
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = subscribed {
-                tracing::warn!(uri, "could not subscribe upstream: {e}");
+                tracing::warn!(
+                    uri,
+                    "could not subscribe upstream (tried again when the server comes back): {e}"
+                );
             }
         }
-        let mut changes = self.board.subscribe();
-        changes.mark_unchanged();
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),

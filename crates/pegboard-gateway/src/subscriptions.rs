@@ -118,6 +118,26 @@ impl Subscriptions {
         session: u64,
         target: ResourceTarget,
     ) -> Result<(), rmcp::ServiceError> {
+        self.join(session, target, false).await
+    }
+
+    /// A 2026-07-28 listen stream `listener` holds `target`, which its acknowledgment already
+    /// accepted: when the upstream subscribe fails, the stream keeps holding it, and the
+    /// resource is subscribed on the next board change that brings a working connection.
+    pub(crate) async fn hold(
+        &self,
+        listener: u64,
+        target: ResourceTarget,
+    ) -> Result<(), rmcp::ServiceError> {
+        self.join(listener, target, true).await
+    }
+
+    async fn join(
+        &self,
+        session: u64,
+        target: ResourceTarget,
+        hold_on_failure: bool,
+    ) -> Result<(), rmcp::ServiceError> {
         let key = key(target.namespace.as_deref(), &target.original);
         let gate = self.enter(&key);
         let result = {
@@ -128,7 +148,7 @@ impl Subscriptions {
                     *upstream = Some(Upstream::of(&target));
                 }),
             };
-            if subscribed.is_ok()
+            if (subscribed.is_ok() || hold_on_failure)
                 && let Some(entry) = self.lock().get_mut(&key)
             {
                 entry.sessions.insert(session);
