@@ -159,13 +159,19 @@ pub async fn register(
 }
 
 /// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`;
-/// then learn which protocol versions it supports (see [`crate::upstream::Hub::learn_versions`]).
+/// then, for a stdio server, learn which protocol versions it supports (see
+/// [`crate::upstream::Hub::learn_versions`]).
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
     let connection = handshake(server, handshake_timeout).await?;
-    connection
-        .hub
-        .learn_versions(connection.service.peer())
-        .await;
+    // Not over HTTP: rmcp's HTTP client would carry the probe's 2026-07-28 version in the
+    // headers of every later request, and the server would then expect 2026 requests. An HTTP
+    // server is taken at the version its handshake settled on.
+    if matches!(server.transport, Transport::Stdio { .. }) {
+        connection
+            .hub
+            .learn_versions(connection.service.peer())
+            .await;
+    }
     Ok(connection)
 }
 
