@@ -1,0 +1,147 @@
+//! `"session": "per-client"`: each downstream session gets its own upstream process of the server.
+//! The notes demo server keeps its notes in memory per process, so a note one session adds is
+//! seen by another only when they share the process. Two downstream sessions of one in-process
+//! gateway (two stdio gateways could not share anything), the upstream a real `pegboard
+//! demo-server notes` child.
+
+mod common;
+
+use std::time::Duration;
+
+use pegboard::PegBoard;
+use pegboard_gateway::{
+    BoardServer,
+    config::parse,
+    connect::{Progress, start_all},
+    per_client::PerClient,
+    upstream::Hub,
+};
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+    service::{RoleClient, RunningService},
+};
+use std::sync::Arc;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A gateway whose one server, `notes`, is the demo notes server with `"session": session`.
+async fn gateway(session: &str) -> (BoardServer, PegBoard) {
+    let mut entry = common::demo_server("notes", &[]);
+    entry["session"] = session.into();
+    let text = serde_json::json!({ "mcpServers": { "notes": entry } }).to_string();
+    let config = parse(&text, std::path::Path::new("test.json"), &|_| None).expect("config");
+    assert!(config.skipped().is_empty(), "{:?}", config.skipped());
+    let board = PegBoard::new();
+    let started = start_all(&board, &config, WAIT, Progress::Quiet).await;
+    assert_eq!(started.ready(), 1, "notes did not start");
+    (BoardServer::new(board.clone()), board)
+}
+
+/// One more downstream session of `gateway`, served in-process; the gateway's side ends (and
+/// drops its session) when the client is dropped.
+async fn session(gateway: &BoardServer, stateless: bool) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let handler = gateway.session().stateless(stateless);
+    tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("client handshake")
+}
+
+async fn call(client: &Client, tool: &str, args: serde_json::Value) -> CallToolResult {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    params.arguments = args.as_object().cloned();
+    let result = tokio::time::timeout(WAIT, client.peer().call_tool(params))
+        .await
+        .expect("answered in time")
+        .expect("call");
+    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+    result
+}
+
+async fn add(client: &Client, title: &str) {
+    call(
+        client,
+        "notes-add_note",
+        serde_json::json!({ "title": title, "body": "only here" }),
+    )
+    .await;
+}
+
+async fn sees(client: &Client, title: &str) -> bool {
+    let listed = call(client, "notes-list_notes", serde_json::json!({})).await;
+    serde_json::to_string(&listed)
+        .expect("serializes")
+        .contains(title)
+}
+
+/// The notes server's per-client settings, from its shared connection's hub.
+fn per_client(board: &PegBoard) -> Arc<PerClient> {
+    let target = board.tool_target("notes-list_notes").expect("on the board");
+    let hub = target
+        .extension
+        .and_then(|e| e.get::<Hub>())
+        .expect("a gateway hub");
+    hub.per_client().expect("per-client").clone()
+}
+
+async fn wait_open(board: &PegBoard, n: usize) {
+    let mut open = per_client(board).open_connections();
+    tokio::time::timeout(WAIT, open.wait_for(|now| *now == n))
+        .await
+        .unwrap_or_else(|_| panic!("never {n} open connections"))
+        .expect("sender alive");
+}
+
+#[tokio::test]
+async fn per_client_sessions_do_not_see_each_others_notes() {
+    let (gateway, board) = gateway("per-client").await;
+    let (a, b) = (
+        session(&gateway, false).await,
+        session(&gateway, false).await,
+    );
+    add(&a, "secret-of-a").await;
+    assert!(!sees(&b, "secret-of-a").await, "B shares A's process");
+    assert!(
+        sees(&a, "secret-of-a").await,
+        "A's own process lost its note"
+    );
+    // Two sessions that called: two processes, no more (A called twice).
+    wait_open(&board, 2).await;
+
+    // A session that ends closes its connection: its process exits.
+    drop(a);
+    wait_open(&board, 1).await;
+    assert!(!sees(&b, "secret-of-a").await);
+    drop(b);
+    wait_open(&board, 0).await;
+}
+
+#[tokio::test]
+async fn shared_sessions_see_each_others_notes() {
+    let (gateway, board) = gateway("shared").await;
+    let (a, b) = (
+        session(&gateway, false).await,
+        session(&gateway, false).await,
+    );
+    add(&a, "note-for-all").await;
+    assert!(sees(&b, "note-for-all").await, "B has its own process");
+    let target = board.tool_target("notes-list_notes").expect("on the board");
+    let hub = target.extension.and_then(|e| e.get::<Hub>()).expect("hub");
+    assert!(hub.per_client().is_none());
+}
+
+/// `--stateless` keeps no session: a per-client server serves it on its shared connection.
+#[tokio::test]
+async fn stateless_callers_use_the_shared_connection() {
+    let (gateway, board) = gateway("per-client").await;
+    let (a, b) = (session(&gateway, true).await, session(&gateway, true).await);
+    add(&a, "stateless-note").await;
+    assert!(sees(&b, "stateless-note").await);
+    assert_eq!(*per_client(&board).open_connections().borrow(), 0);
+}
