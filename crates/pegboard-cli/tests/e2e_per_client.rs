@@ -145,3 +145,66 @@ async fn stateless_callers_use_the_shared_connection() {
     assert!(sees(&b, "stateless-note").await);
     assert_eq!(*per_client(&board).open_connections().borrow(), 0);
 }
+
+/// Through `pegboard serve --http`: two HTTP sessions get two notes processes, and the one whose
+/// client ends (rmcp sends `DELETE`) has its process shut down, as the gateway's log says.
+#[tokio::test]
+async fn over_http_each_session_has_its_own_process_until_it_ends() {
+    use tokio::io::AsyncBufReadExt;
+    // rmcp's HTTP client needs a rustls crypto provider; the workspace builds ring's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut entry = common::demo_server("notes", &[]);
+    entry["session"] = "per-client".into();
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({ "mcpServers": { "notes": entry } }).to_string(),
+    )
+    .expect("write config");
+    let mut gateway = tokio::process::Command::new(common::pegboard())
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "pegboard_gateway::per_client=info")
+        .env_remove("PEGBOARD_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("pegboard starts");
+    let mut log = tokio::io::BufReader::new(gateway.stderr.take().expect("stderr")).lines();
+    // The next log line containing `what` (the gateway's stderr is the event stream).
+    let mut next = async |what: &str| -> String {
+        let found = tokio::time::timeout(WAIT, async {
+            while let Some(line) = log.next_line().await.expect("stderr readable") {
+                if line.contains(what) {
+                    return line;
+                }
+            }
+            panic!("pegboard exited before logging `{what}`")
+        });
+        found.await.unwrap_or_else(|_| panic!("no `{what}` logged"))
+    };
+    let line = next(" at http://").await;
+    let url = common::serving_url(&line).expect("a serving URL");
+    let connect = || {
+        ().serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+            url.as_str(),
+        ))
+    };
+    let (a, b) = (
+        connect().await.expect("session A"),
+        connect().await.expect("session B"),
+    );
+    add(&a, "http-secret-of-a").await;
+    next("opened a per-client connection").await;
+    assert!(!sees(&b, "http-secret-of-a").await, "B shares A's process");
+    next("opened a per-client connection").await;
+    assert!(sees(&a, "http-secret-of-a").await);
+
+    a.cancel().await.expect("A ends");
+    let closed = next("closed a per-client connection").await;
+    assert!(closed.contains("notes"), "{closed}");
+    assert!(!sees(&b, "http-secret-of-a").await);
+}

@@ -63,7 +63,7 @@ impl PerClient {
             })?;
         conn.hub.attach(relay);
         tracing::info!(server = %self.server.name, session, "opened a per-client connection");
-        let count = Counted::new(self.open.clone());
+        let count = Counted::new(self.open.clone(), &self.server.name, session);
         let held = match conn.stderr {
             // A child counts until it has exited (its stderr closes then), not only until the
             // connection is dropped: what a test or an operator wants to know is the process.
@@ -85,18 +85,27 @@ impl PerClient {
 }
 
 /// One open connection counted in [`PerClient::open_connections`] until dropped.
-struct Counted(watch::Sender<usize>);
+struct Counted {
+    open: watch::Sender<usize>,
+    server: String,
+    session: u64,
+}
 
 impl Counted {
-    fn new(open: watch::Sender<usize>) -> Self {
+    fn new(open: watch::Sender<usize>, server: &str, session: u64) -> Self {
         open.send_modify(|n| *n += 1);
-        Self(open)
+        Self {
+            open,
+            server: server.to_string(),
+            session,
+        }
     }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n = n.saturating_sub(1));
+        self.open.send_modify(|n| *n = n.saturating_sub(1));
+        tracing::info!(server = %self.server, session = self.session, "closed a per-client connection");
     }
 }
 
