@@ -27,8 +27,9 @@ const WAIT: Duration = Duration::from_secs(20);
 
 type Client = RunningService<RoleClient, ()>;
 
-/// A gateway whose one server, `notes`, is the demo notes server with `"session": session`.
-async fn gateway(session: &str) -> (BoardServer, PegBoard) {
+/// A gateway whose one server, `notes`, is the demo notes server with `"session": session`;
+/// also its board and the server's index there.
+async fn gateway(session: &str) -> (BoardServer, PegBoard, usize) {
     let mut entry = common::demo_server("notes", &[]);
     entry["session"] = session.into();
     let text = serde_json::json!({ "mcpServers": { "notes": entry } }).to_string();
@@ -37,7 +38,8 @@ async fn gateway(session: &str) -> (BoardServer, PegBoard) {
     let board = PegBoard::new();
     let started = start_all(&board, &config, WAIT, Progress::Quiet).await;
     assert_eq!(started.ready(), 1, "notes did not start");
-    (BoardServer::new(board.clone()), board)
+    let index = started.outcomes[0].index.expect("on the board");
+    (BoardServer::new(board.clone()), board, index)
 }
 
 /// One more downstream session of `gateway`, served in-process; the gateway's side ends (and
@@ -100,7 +102,7 @@ async fn wait_open(board: &PegBoard, n: usize) {
 
 #[tokio::test]
 async fn per_client_sessions_do_not_see_each_others_notes() {
-    let (gateway, board) = gateway("per-client").await;
+    let (gateway, board, _) = gateway("per-client").await;
     let (a, b) = (
         session(&gateway, false).await,
         session(&gateway, false).await,
@@ -124,7 +126,7 @@ async fn per_client_sessions_do_not_see_each_others_notes() {
 
 #[tokio::test]
 async fn shared_sessions_see_each_others_notes() {
-    let (gateway, board) = gateway("shared").await;
+    let (gateway, board, _) = gateway("shared").await;
     let (a, b) = (
         session(&gateway, false).await,
         session(&gateway, false).await,
@@ -136,10 +138,27 @@ async fn shared_sessions_see_each_others_notes() {
     assert!(hub.per_client().is_none());
 }
 
+/// A server that leaves the board (as a reload that removes or changes it does) closes the
+/// sessions' own connections to it, though the sessions go on.
+#[tokio::test]
+async fn a_removed_server_closes_the_sessions_connections() {
+    let (gateway, board, index) = gateway("per-client").await;
+    let a = session(&gateway, false).await;
+    add(&a, "soon-gone").await;
+    let mut open = per_client(&board).open_connections();
+    assert_eq!(*open.borrow_and_update(), 1);
+    board.remove_service(index).expect("removed");
+    tokio::time::timeout(WAIT, open.wait_for(|n| *n == 0))
+        .await
+        .expect("the session's notes process never exited")
+        .expect("counted until the end");
+    assert!(!a.is_closed(), "the session itself goes on");
+}
+
 /// `--stateless` keeps no session: a per-client server serves it on its shared connection.
 #[tokio::test]
 async fn stateless_callers_use_the_shared_connection() {
-    let (gateway, board) = gateway("per-client").await;
+    let (gateway, board, _) = gateway("per-client").await;
     let (a, b) = (session(&gateway, true).await, session(&gateway, true).await);
     add(&a, "stateless-note").await;
     assert!(sees(&b, "stateless-note").await);

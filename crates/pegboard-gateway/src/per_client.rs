@@ -6,18 +6,19 @@
 //! session (`--stateless` HTTP, `pegboard call`). A session's first `tools/call` of one of the
 //! server's tools opens that session's own connection ([`crate::connect::connect`]; for a
 //! `command`, its own process), later calls of the session reuse it, and it closes when the
-//! session ends. At most one connection per (session, server): N clients means N processes.
+//! session ends, or when the server leaves the board (a reload removed or changed it). At most one connection per (session, server): N clients means N processes.
 //! Its [`Hub`] is attached to the relay like the shared one's, so the server's sampling,
 //! elicitation and roots requests reach the session, and only that session calls it.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{Arc, Mutex, PoisonError, Weak},
     time::Duration,
 };
 
 use rmcp::{Peer, RoleClient};
 use tokio::sync::{OnceCell, watch};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::{
     config::ServerConfig,
@@ -34,6 +35,15 @@ pub struct PerClient {
     handshake_timeout: Duration,
     /// How many sessions' connections are open (a stdio one counts until its process exited).
     open: watch::Sender<usize>,
+    /// Cancelled when the server leaves the board (a reload removed or changed it): the
+    /// sessions' own connections to it close then, not only when their sessions end.
+    retired: CancellationToken,
+}
+
+impl Drop for PerClient {
+    fn drop(&mut self) {
+        self.retired.cancel();
+    }
 }
 
 impl PerClient {
@@ -42,6 +52,7 @@ impl PerClient {
             server,
             handshake_timeout,
             open: watch::Sender::new(0),
+            retired: CancellationToken::new(),
         })
     }
 
@@ -62,6 +73,18 @@ impl PerClient {
                 )
             })?;
         conn.hub.attach(relay);
+        let (stop, retired, done) = (
+            conn.service.cancellation_token(),
+            self.retired.clone(),
+            CancellationToken::new(),
+        );
+        let ended = done.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = retired.cancelled() => stop.cancel(),
+                () = ended.cancelled() => {}
+            }
+        });
         tracing::info!(server = %self.server.name, session, "opened a per-client connection");
         let count = Counted::new(self.open.clone(), &self.server.name, session);
         let held = match conn.stderr {
@@ -80,6 +103,7 @@ impl PerClient {
             service: conn.service,
             hub: conn.hub,
             _count: held,
+            _done: done.drop_guard(),
         })
     }
 }
@@ -115,12 +139,15 @@ struct Own {
     service: DynService,
     hub: Arc<Hub>,
     _count: Option<Counted>,
+    /// Ends the task that closes the connection when the server is retired.
+    _done: DropGuard,
 }
 
 struct Slot {
     /// Which registration of the server opened it: after a reload the server has a new one,
-    /// and the session's old connection (of the old config) is replaced.
-    per_client: Arc<PerClient>,
+    /// and the session's old connection (of the old config) is replaced. Weak, so that a
+    /// server leaving the board drops its [`PerClient`], which closes the sessions' connections.
+    per_client: Weak<PerClient>,
     conn: Arc<OnceCell<Own>>,
 }
 
@@ -154,7 +181,7 @@ impl Connections {
             let name = &per_client.server.name;
             match slots.get(name) {
                 Some(slot)
-                    if Arc::ptr_eq(&slot.per_client, per_client)
+                    if std::ptr::eq(slot.per_client.as_ptr(), Arc::as_ptr(per_client))
                         && slot
                             .conn
                             .get()
@@ -167,7 +194,7 @@ impl Connections {
                     slots.insert(
                         name.clone(),
                         Slot {
-                            per_client: per_client.clone(),
+                            per_client: Arc::downgrade(per_client),
                             conn: conn.clone(),
                         },
                     );
