@@ -74,7 +74,7 @@ impl Hub {
         &self.namespace
     }
 
-    /// Ask the server which protocol versions it supports (see [`generation`]); kept for
+    /// Ask the server which protocol versions it supports (`server/discover`, once, 2 s bound); kept for
     /// [`Hub::newest_version`].
     pub async fn learn_versions(&self, peer: &rmcp::Peer<rmcp::RoleClient>) {
         if let Some(newest) = generation::newest_supported(peer).await {
