@@ -3,6 +3,8 @@
 //! seen by another only when they share the process. Two downstream sessions of one in-process
 //! gateway (two stdio gateways could not share anything), the upstream a real `pegboard
 //! demo-server notes` child.
+// Sampling is deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25, which servers still ask.
+#![allow(deprecated)]
 
 mod common;
 
@@ -17,9 +19,13 @@ use pegboard_gateway::{
     upstream::Hub,
 };
 use rmcp::{
-    ServiceExt,
-    model::{CallToolRequestParams, CallToolResult},
-    service::{RoleClient, RunningService},
+    ClientHandler, ErrorData, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+        CreateMessageRequestParams, CreateMessageResult, Implementation, SamplingCapability,
+        SamplingMessage,
+    },
+    service::{RequestContext, RoleClient, RunningService},
 };
 use std::sync::Arc;
 
@@ -32,7 +38,12 @@ type Client = RunningService<RoleClient, ()>;
 async fn gateway(session: &str) -> (BoardServer, PegBoard, usize) {
     let mut entry = common::demo_server("notes", &[]);
     entry["session"] = session.into();
-    let text = serde_json::json!({ "mcpServers": { "notes": entry } }).to_string();
+    gateway_of("notes", entry).await
+}
+
+/// A gateway whose one server is the config entry `entry` under the key `name`.
+async fn gateway_of(name: &str, entry: serde_json::Value) -> (BoardServer, PegBoard, usize) {
+    let text = serde_json::json!({ "mcpServers": { name: entry } }).to_string();
     let config = parse(&text, std::path::Path::new("test.json"), &|_| None).expect("config");
     assert!(config.skipped().is_empty(), "{:?}", config.skipped());
     let board = PegBoard::new();
@@ -45,6 +56,15 @@ async fn gateway(session: &str) -> (BoardServer, PegBoard, usize) {
 /// One more downstream session of `gateway`, served in-process; the gateway's side ends (and
 /// drops its session) when the client is dropped.
 async fn session(gateway: &BoardServer, stateless: bool) -> Client {
+    session_of(gateway, stateless, ()).await
+}
+
+/// [`session`] with the client handler `client`.
+async fn session_of<C: ClientHandler>(
+    gateway: &BoardServer,
+    stateless: bool,
+    client: C,
+) -> RunningService<RoleClient, C> {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let handler = gateway.session().stateless(stateless);
     tokio::spawn(async move {
@@ -52,10 +72,14 @@ async fn session(gateway: &BoardServer, stateless: bool) -> Client {
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_io).await.expect("client handshake")
+    client.serve(client_io).await.expect("client handshake")
 }
 
-async fn call(client: &Client, tool: &str, args: serde_json::Value) -> CallToolResult {
+async fn call<C: ClientHandler>(
+    client: &RunningService<RoleClient, C>,
+    tool: &str,
+    args: serde_json::Value,
+) -> CallToolResult {
     let mut params = CallToolRequestParams::new(tool.to_string());
     params.arguments = args.as_object().cloned();
     let result = tokio::time::timeout(WAIT, client.peer().call_tool(params))
@@ -136,6 +160,70 @@ async fn shared_sessions_see_each_others_notes() {
     let target = board.tool_target("notes-list_notes").expect("on the board");
     let hub = target.extension.and_then(|e| e.get::<Hub>()).expect("hub");
     assert!(hub.per_client().is_none());
+}
+
+/// A downstream client that answers sampling with its own name, once the other session's
+/// sampling request has arrived too (so both upstream calls are in flight at once).
+struct Sampler {
+    name: &'static str,
+    both: Arc<tokio::sync::Barrier>,
+}
+
+impl ClientHandler for Sampler {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        caps.sampling = Some(SamplingCapability::default());
+        ClientConfig::new(caps, Implementation::new(self.name, "1"))
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.both.wait().await;
+        Ok(CreateMessageResult::new(
+            SamplingMessage::assistant_text(self.name),
+            "test".into(),
+        ))
+    }
+}
+
+/// A stdio server that samples, under two concurrent calls: shared, nothing on the wire says
+/// which session must answer (PASSTHROUGH.md §6); per-client, each session's own process asks
+/// that session.
+#[tokio::test]
+async fn per_client_sampling_under_concurrent_calls_reaches_each_caller() {
+    let everything = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/test-deps/node/node_modules/.bin/mcp-server-everything");
+    assert!(
+        everything.exists(),
+        "missing {}: run scripts/setup-test-deps.sh",
+        everything.display()
+    );
+    let entry = serde_json::json!({
+        "command": everything, "args": ["stdio"], "session": "per-client"
+    });
+    let (gateway, _board, _) = gateway_of("everything", entry).await;
+    let both = Arc::new(tokio::sync::Barrier::new(2));
+    let sampler = |name| Sampler {
+        name,
+        both: both.clone(),
+    };
+    let a = session_of(&gateway, false, sampler("answer-of-A")).await;
+    let b = session_of(&gateway, false, sampler("answer-of-B")).await;
+    let ask = serde_json::json!({ "prompt": "who are you?" });
+    let tool = "everything-trigger-sampling-request";
+    let (from_a, from_b) = tokio::join!(call(&a, tool, ask.clone()), call(&b, tool, ask.clone()));
+    let (from_a, from_b) = (common::first_text(&from_a), common::first_text(&from_b));
+    assert!(
+        from_a.contains("answer-of-A") && !from_a.contains("answer-of-B"),
+        "{from_a}"
+    );
+    assert!(
+        from_b.contains("answer-of-B") && !from_b.contains("answer-of-A"),
+        "{from_b}"
+    );
 }
 
 /// A server that leaves the board (as a reload that removes or changes it does) closes the
