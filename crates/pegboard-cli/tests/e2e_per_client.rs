@@ -226,6 +226,36 @@ async fn per_client_sampling_under_concurrent_calls_reaches_each_caller() {
     );
 }
 
+/// A session whose own connection cannot be opened gets a tool error saying so (the shared
+/// connection started; later starts of the server fail).
+#[tokio::test]
+async fn a_session_connection_that_cannot_open_is_a_tool_error_saying_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("started");
+    let script = format!(
+        "if [ -e '{m}' ]; then echo 'second start refused' >&2; exit 3; fi; touch '{m}'; exec '{p}' demo-server notes",
+        m = marker.display(),
+        p = common::pegboard().display()
+    );
+    let entry =
+        serde_json::json!({ "command": "sh", "args": ["-c", script], "session": "per-client" });
+    let (gateway, _board, _) = gateway_of("notes", entry).await;
+    let a = session(&gateway, false).await;
+    let mut params = CallToolRequestParams::new("notes-list_notes");
+    params.arguments = Some(serde_json::Map::new());
+    let result = tokio::time::timeout(WAIT, a.peer().call_tool(params))
+        .await
+        .expect("answered in time")
+        .expect("a tool result, not a protocol error");
+    assert_eq!(result.is_error, Some(true));
+    let text = common::first_text(&result);
+    assert!(
+        text.contains("could not open this session's own connection to server `notes`"),
+        "{text}"
+    );
+    assert!(text.contains("second start refused"), "{text}");
+}
+
 /// A server that leaves the board (as a reload that removes or changes it does) closes the
 /// sessions' own connections to it, though the sessions go on.
 #[tokio::test]
