@@ -163,7 +163,11 @@ pub async fn register(
 /// For a `"session": "per-client"` server this is its shared connection, which opens the
 /// sessions' own ones ([`crate::per_client`]).
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
-    let connection = open(server, handshake_timeout).await?;
+    let connection = handshake(server, handshake_timeout).await?;
+    connection
+        .hub
+        .learn_versions(connection.service.peer())
+        .await;
     if server.session == SessionMode::PerClient {
         connection
             .hub
@@ -175,17 +179,12 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
     Ok(connection)
 }
 
-/// [`connect`], for any connection: the shared one or a session's own.
-pub(crate) async fn open(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
-    let connection = handshake(server, handshake_timeout).await?;
-    connection
-        .hub
-        .learn_versions(connection.service.peer())
-        .await;
-    Ok(connection)
-}
-
-async fn handshake(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
+/// Start or connect `server` and do the handshake, no more: a per-client session's own
+/// connection needs no protocol versions (the shared one decides what the board offers).
+pub(crate) async fn handshake(
+    server: &ServerConfig,
+    handshake_timeout: Duration,
+) -> Result<Connection> {
     let (watching, watch) = pegboard::client::watch_tools();
     // Logs name the server either way; resource URIs carry the namespace only when it has one.
     let hub = match &server.namespace {

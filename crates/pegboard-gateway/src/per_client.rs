@@ -4,9 +4,10 @@
 //!
 //! The shared connection stays: it provides the board's tool list and serves callers without a
 //! session (`--stateless` HTTP, `pegboard call`). A session's first `tools/call` of one of the
-//! server's tools opens that session's own connection ([`crate::connect::connect`]; for a
-//! `command`, its own process), later calls of the session reuse it, and it closes when the
-//! session ends, or when the server leaves the board (a reload removed or changed it). At most one connection per (session, server): N clients means N processes.
+//! server's tools opens that session's own connection (started or connected as the shared one
+//! is; for a `command`, its own process); later calls of the session reuse it. It closes when
+//! the session ends, or when the server leaves the board (a reload removed or changed it). At
+//! most one connection per (session, server): N clients means N processes.
 //! Its [`Hub`] is attached to the relay like the shared one's, so the server's sampling,
 //! elicitation and roots requests reach the session, and only that session calls it.
 
@@ -64,7 +65,7 @@ impl PerClient {
 
     /// Start or connect the server once more for one session.
     async fn open(&self, session: u64, relay: &Arc<Relay>) -> Result<Own, String> {
-        let conn = connect::open(&self.server, self.handshake_timeout)
+        let conn = connect::handshake(&self.server, self.handshake_timeout)
             .await
             .map_err(|e| {
                 format!(
