@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
-use crate::config::{Config, ServerConfig, Transport};
+use crate::config::{Config, ServerConfig, SessionMode, Transport};
 
 /// How many stderr lines of a child are kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
@@ -159,17 +159,37 @@ pub async fn register(
 }
 
 /// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`;
-/// then learn which protocol versions it supports (see [`crate::upstream::Hub::learn_versions`]).
+/// then, for a stdio server, learn which protocol versions it supports (see
+/// [`crate::upstream::Hub::learn_versions`]). For a `"session": "per-client"` server this is its
+/// shared connection, which opens the sessions' own ones ([`crate::per_client`]).
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
     let connection = handshake(server, handshake_timeout).await?;
-    connection
-        .hub
-        .learn_versions(connection.service.peer())
-        .await;
+    // Not over HTTP: rmcp's HTTP client would carry the probe's 2026-07-28 version in the
+    // headers of every later request, and the server would then expect 2026 requests. An HTTP
+    // server is taken at the version its handshake settled on.
+    if matches!(server.transport, Transport::Stdio { .. }) {
+        connection
+            .hub
+            .learn_versions(connection.service.peer())
+            .await;
+    }
+    if server.session == SessionMode::PerClient {
+        connection
+            .hub
+            .set_per_client(crate::per_client::PerClient::new(
+                server.clone(),
+                handshake_timeout,
+            ));
+    }
     Ok(connection)
 }
 
-async fn handshake(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
+/// Start or connect `server` and do the handshake, no more: a per-client session's own
+/// connection needs no protocol versions (the shared one decides what the board offers).
+pub(crate) async fn handshake(
+    server: &ServerConfig,
+    handshake_timeout: Duration,
+) -> Result<Connection> {
     let (watching, watch) = pegboard::client::watch_tools();
     // Logs name the server either way; resource URIs carry the namespace only when it has one.
     let hub = match &server.namespace {
@@ -411,6 +431,15 @@ impl StderrTail {
         tokio::time::timeout(max, notified).await.is_ok()
     }
 
+    /// Wait until the child's stderr is closed (it exited, or closed it).
+    pub async fn closed(&self) {
+        let notified = self.closed.notified();
+        if self.done.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        notified.await;
+    }
+
     /// The kept lines.
     pub fn lines(&self) -> Vec<String> {
         self.lines
@@ -466,6 +495,7 @@ mod tests {
             deny: vec![],
             timeout: None,
             max_message: None,
+            session: Default::default(),
         };
         let msg = format!(
             "{:#}",
@@ -492,6 +522,7 @@ mod tests {
             deny: vec![],
             timeout: None,
             max_message: None,
+            session: Default::default(),
         }
     }
 

@@ -31,6 +31,8 @@ pub struct Session {
     /// What the upstreams offer, decided at the session's first `get_info` and kept: rmcp
     /// expects a session's capabilities not to change (PASSTHROUGH.md §8).
     offers: OnceLock<Offers>,
+    /// Its own connections to `"session": "per-client"` servers; dropped (closed) with it.
+    own: crate::per_client::Connections,
 }
 
 /// What at least one upstream offers, so the gateway advertises it downstream.
@@ -78,11 +80,20 @@ impl Session {
             level: Mutex::new(None),
             roots: Mutex::new(Vec::new()),
             offers: OnceLock::new(),
+            own: crate::per_client::Connections::default(),
         })
     }
 
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Its own connection to a per-client server: peer and hub (see [`crate::per_client`]).
+    pub(crate) async fn own_connection(
+        &self,
+        per_client: &Arc<crate::per_client::PerClient>,
+    ) -> Result<(rmcp::Peer<rmcp::RoleClient>, Arc<Hub>), String> {
+        self.own.get(per_client, self.id, &self.relay).await
     }
 
     pub(crate) fn is_closed(&self) -> bool {

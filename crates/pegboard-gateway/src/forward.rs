@@ -2,6 +2,8 @@
 //! cancellation, and the session that must answer the server's requests during the call
 //! (PASSTHROUGH.md §1.3, §2).
 
+use std::sync::Arc;
+
 use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::{
     RoleServer, ServiceError,
@@ -13,6 +15,7 @@ use rmcp::{
 };
 
 use crate::{
+    downstream::Session,
     tasks,
     upstream::{Flight, Hub},
 };
@@ -24,6 +27,8 @@ pub(crate) enum Failure {
     Board(PegBoardError),
     /// The downstream client cancelled.
     Cancelled,
+    /// A per-client server: the session's own connection could not be opened (why, for the caller).
+    Open(String),
 }
 
 impl From<PegBoardError> for Failure {
@@ -33,16 +38,29 @@ impl From<PegBoardError> for Failure {
 }
 
 /// Call `request.name` upstream on behalf of the downstream request in `context`; resource URIs
-/// in the result are namespaced as the board shows them (PASSTHROUGH.md §3).
+/// in the result are namespaced as the board shows them (PASSTHROUGH.md §3). `session` is the
+/// caller's (`None` with `--stateless`: it cannot be asked anything, and a per-client server
+/// serves it on its shared connection).
 pub(crate) async fn call_tool(
     board: &PegBoard,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
-    can_ask: bool,
+    session: Option<&Session>,
 ) -> Result<CallToolResult, Failure> {
-    let target = board.tool_target(name)?;
-    let mut result = call_target(&target, name, arguments, context, can_ask).await?;
+    let mut target = board.tool_target(name)?;
+    let mut hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
+    if let (Some(per_client), Some(session)) = (hub.as_ref().and_then(|h| h.per_client()), session)
+    {
+        let (peer, own) = session
+            .own_connection(per_client)
+            .await
+            .map_err(Failure::Open)?;
+        target.peer = peer;
+        hub = Some(own);
+    }
+    let can_ask = session.is_some();
+    let mut result = call_target(&target, hub, name, arguments, context, can_ask).await?;
     if let Some(ns) = &target.namespace
         && carries_uris(&result)
     {
@@ -63,12 +81,12 @@ fn carries_uris(result: &CallToolResult) -> bool {
 
 async fn call_target(
     target: &ToolTarget,
+    hub: Option<Arc<Hub>>,
     name: &str,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
 ) -> Result<CallToolResult, Failure> {
-    let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
     let mut params = CallToolRequestParams::new(String::from(target.original.as_str()));
     params.arguments = arguments;
     let Some(hub) = hub else {

@@ -382,6 +382,7 @@ mod tests {
             deny: Vec::new(),
             timeout: None,
             max_message: None,
+            session: crate::config::SessionMode::Shared,
         }
     }
 
@@ -424,13 +425,15 @@ mod tests {
     }
 
     #[test]
-    fn a_changed_namespace_or_filter_counts_as_changed() {
+    fn a_changed_namespace_filter_or_session_counts_as_changed() {
         let a = server("a", "1");
         let mut renamed = a.clone();
         renamed.namespace = Some("other".into());
         let mut filtered = a.clone();
         filtered.deny = vec!["rm".into()];
-        for new in [renamed, filtered] {
+        let mut own = a.clone();
+        own.session = crate::config::SessionMode::PerClient;
+        for new in [renamed, filtered, own] {
             let changes = diff(&[(&a, true)], std::slice::from_ref(&new));
             assert_eq!(changes.changed, ["a"]);
             assert_eq!(changes.unchanged, 0);

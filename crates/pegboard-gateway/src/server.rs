@@ -254,7 +254,8 @@ impl ServerHandler for BoardServer {
             crate::search_mode::Intercept::Call(request) => request,
         };
         let (name, arguments) = (request.name, request.arguments);
-        match forward::call_tool(&self.board, &name, arguments, &context, !self.stateless).await {
+        let session = (!self.stateless).then_some(&*self.session);
+        match forward::call_tool(&self.board, &name, arguments, &context, session).await {
             Ok(mut result) => {
                 // The upstream answered on its own connection, maybe of an older protocol
                 // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
@@ -268,6 +269,10 @@ impl ServerHandler for BoardServer {
                 "request cancelled by the client",
                 None,
             )),
+            // Like a server that failed: the model reads why, and may try again.
+            Err(forward::Failure::Open(why)) => {
+                Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into())
+            }
         }
     }
 

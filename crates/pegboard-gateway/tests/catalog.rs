@@ -556,6 +556,7 @@ async fn gateway_over_http(
         deny: Vec::new(),
         timeout: None,
         max_message: None,
+        session: Default::default(),
     };
     let board = PegBoard::new();
     let connection = pegboard_gateway::connect::connect(&config, WAIT)

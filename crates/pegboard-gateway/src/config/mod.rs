@@ -10,7 +10,9 @@
 //!
 //! The key of each entry is its namespace. PegBoard's own optional fields: `namespace` (override the key),
 //! `prefix` (`false`: tool names are not prefixed), `allow` / `deny` (original tool names), `timeout` (seconds
-//! per call), `maxMessageMib` (largest message taken from it), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
+//! per call), `maxMessageMib` (largest message taken from it), `session` (`"shared"`, the default: one
+//! connection for every client; `"per-client"`: each downstream session gets its own connection, for a
+//! `command` its own process, see [`crate::per_client`]), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
 //!
 //! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
 //! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a
@@ -83,6 +85,20 @@ pub struct ServerConfig {
     /// `maxMessageMib`, else by [`Config::with_max_message`] (`--max-message-mib`); `None` is
     /// [`DEFAULT_MAX_MESSAGE`] (see [`ServerConfig::message_limit`]).
     pub max_message: Option<usize>,
+    /// One connection for every downstream session, or one each (the entry's `session`).
+    pub session: SessionMode,
+}
+
+/// Who shares a server's connection (the entry's `"session"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionMode {
+    /// `"shared"` (the default): one connection serves every downstream session.
+    #[default]
+    Shared,
+    /// `"per-client"`: each downstream session that calls one of the server's tools gets its own
+    /// connection (for a `command`, its own process), for servers that keep per-client state.
+    /// The shared connection still provides the tool list and serves `--stateless` HTTP.
+    PerClient,
 }
 
 impl ServerConfig {
@@ -442,6 +458,17 @@ fn build_server(
         }
     };
 
+    let session = match raw.session.as_deref() {
+        None | Some("shared") => SessionMode::Shared,
+        Some("per-client") => SessionMode::PerClient,
+        Some(other) => {
+            return Err(invalid(format!(
+                "`session` must be \"shared\" (one connection for all clients, the default) or \
+                 \"per-client\" (one connection, for a `command` one process, per client session); got `{other}`"
+            )));
+        }
+    };
+
     Ok(ServerConfig {
         name: name.to_string(),
         namespace,
@@ -450,6 +477,7 @@ fn build_server(
         deny: raw.deny,
         timeout,
         max_message,
+        session,
     })
 }
 

@@ -74,6 +74,7 @@ pub(super) struct RawServer {
     #[serde(rename = "maxMessageMib")]
     pub(super) max_message_mib: Option<f64>,
     pub(super) disabled: bool,
+    pub(super) session: Option<String>,
     /// Fields pegboard does not read (`autoApprove`, `envFile`, ...), for a warning.
     #[serde(flatten)]
     pub(super) unknown: IndexMap<String, Value>,

@@ -329,3 +329,35 @@ fn max_message_mib_is_per_server_and_wins_over_the_default() -> Result<()> {
     assert_eq!(cfg.servers[1].message_limit(), 16 << 20);
     Ok(())
 }
+
+#[test]
+fn session_is_shared_unless_per_client_and_a_bad_value_is_skipped_with_its_line() -> Result<()> {
+    let cfg = parse_str(
+        "{\"mcpServers\": {\n  \"plain\": {\"command\": \"x\"},\n  \"own\": {\"command\": \"y\", \"session\": \"per-client\"},\n  \
+         \"one\": {\"command\": \"z\", \"session\": \"shared\"},\n  \"typo\": {\"command\": \"w\", \"session\": \"perclient\"}\n}}",
+    )?;
+    let modes: Vec<(&str, SessionMode)> = cfg
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.session))
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            ("plain", SessionMode::Shared),
+            ("own", SessionMode::PerClient),
+            ("one", SessionMode::Shared)
+        ]
+    );
+    let skipped = cfg.skipped();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    let msg = skipped[0].to_string();
+    assert!(
+        msg.starts_with(
+            "/cfg/pegboard.json:5: server `typo` skipped: `session` must be \"shared\""
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("got `perclient`"), "{msg}");
+    Ok(())
+}

@@ -128,7 +128,8 @@ impl UpstreamClient {
             n => Err(ErrorData::invalid_request(
                 format!(
                     "pegboard: {n} client calls are in flight on '{ns}'; cannot tell which client should \
-                     answer {method}; connect this server over HTTP"
+                     answer {method}; connect this server over HTTP, or give its config entry \
+                     \"session\": \"per-client\""
                 ),
                 None,
             )),

@@ -20,7 +20,7 @@ pub use client::UpstreamClient;
 pub use flights::{Flight, FlightGuard};
 pub use tap::ProgressTap;
 
-use crate::relay::Relay;
+use crate::{per_client::PerClient, relay::Relay};
 
 /// Per upstream connection: its namespace, its in-flight calls, and the relay to the
 /// downstream sessions (attached when the first session starts).
@@ -39,6 +39,8 @@ pub struct Hub {
     plain_tools: RwLock<HashSet<String>>,
     /// The newest protocol version the server said it supports (`server/discover`), if it did.
     newest: std::sync::OnceLock<rmcp::model::ProtocolVersion>,
+    /// Set on the shared connection of a `"session": "per-client"` server.
+    per_client: std::sync::OnceLock<Arc<PerClient>>,
 }
 
 impl Hub {
@@ -63,6 +65,7 @@ impl Hub {
             task_tools: RwLock::new(HashSet::new()),
             plain_tools: RwLock::new(HashSet::new()),
             newest: std::sync::OnceLock::new(),
+            per_client: std::sync::OnceLock::new(),
         })
     }
 
@@ -134,6 +137,15 @@ impl Hub {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(tool.to_string());
+    }
+
+    /// For a `"session": "per-client"` server's shared connection: how to open a session's own.
+    pub fn per_client(&self) -> Option<&Arc<PerClient>> {
+        self.per_client.get()
+    }
+
+    pub(crate) fn set_per_client(&self, per_client: Arc<PerClient>) {
+        let _ = self.per_client.set(per_client);
     }
 
     pub(crate) fn flights(&self) -> &flights::Flights {
