@@ -14,6 +14,8 @@
 
 mod common;
 
+use common::{installed, test_deps};
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -35,25 +37,6 @@ const PUBLIC_HOST: &str = "mcp.example.com";
 const NGINX_START: Duration = Duration::from_secs(10);
 /// One client run, all its sessions and calls.
 const RUN: Duration = Duration::from_secs(180);
-const HINT: &str =
-    "run `scripts/setup-test-deps.sh` (or point PEGBOARD_TEST_DEPS at an installed copy)";
-
-/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps`.
-fn test_deps() -> PathBuf {
-    match std::env::var_os("PEGBOARD_TEST_DEPS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
-    }
-}
-
-fn installed(path: PathBuf) -> PathBuf {
-    assert!(
-        path.exists(),
-        "missing third-party test dependency {}: {HINT}",
-        path.display()
-    );
-    path
-}
 
 /// nginx from PATH, else Debian's /usr/sbin (not on a non-root user's PATH).
 fn nginx_binary() -> PathBuf {

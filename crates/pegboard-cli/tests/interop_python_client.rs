@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::test_deps;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -22,14 +24,6 @@ const RUN: Duration = Duration::from_secs(90);
 
 const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
-
-/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps`.
-fn test_deps() -> PathBuf {
-    match std::env::var_os("PEGBOARD_TEST_DEPS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
-    }
-}
 
 /// The venv's python, with the `mcp` SDK importable; panics with the setup hint otherwise.
 fn python() -> PathBuf {

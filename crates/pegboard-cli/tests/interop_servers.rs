@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::test_deps;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,14 +21,6 @@ use serde_json::{Value, json};
 
 /// Generous: `npm` servers and the Python SDK take a few seconds to start on a busy machine.
 const STEP: Duration = Duration::from_secs(60);
-
-/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps`.
-fn test_deps() -> PathBuf {
-    match std::env::var_os("PEGBOARD_TEST_DEPS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
-    }
-}
 
 /// A file under the test deps that must exist; panics with the setup hint otherwise.
 fn dep(relative: &str) -> PathBuf {

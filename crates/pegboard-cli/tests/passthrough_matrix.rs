@@ -18,6 +18,8 @@
 
 mod common;
 
+use common::{installed, test_deps};
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,25 +35,6 @@ const RUN: Duration = Duration::from_secs(300);
 /// Until a spawned server says where it listens.
 const START: Duration = Duration::from_secs(60);
 const NAMESPACE: &str = "everything";
-const HINT: &str =
-    "run `scripts/setup-test-deps.sh` (or point PEGBOARD_TEST_DEPS at an installed copy)";
-
-/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps`.
-fn test_deps() -> PathBuf {
-    match std::env::var_os("PEGBOARD_TEST_DEPS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
-    }
-}
-
-fn installed(path: PathBuf) -> PathBuf {
-    assert!(
-        path.exists(),
-        "missing third-party test dependency {}: {HINT}",
-        path.display()
-    );
-    path
-}
 
 fn everything() -> PathBuf {
     installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))

@@ -3,6 +3,28 @@
 
 use std::path::{Path, PathBuf};
 
+/// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps` (filled by `scripts/setup-test-deps.sh`).
+pub fn test_deps() -> PathBuf {
+    match std::env::var_os("PEGBOARD_TEST_DEPS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-deps"),
+    }
+}
+
+/// What to do when a third-party test dependency is missing.
+pub const TEST_DEPS_HINT: &str =
+    "run `scripts/setup-test-deps.sh` (or point PEGBOARD_TEST_DEPS at an installed copy)";
+
+/// `path` (under the test deps), which must exist: the tests fail, never skip, without it.
+pub fn installed(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "missing third-party test dependency {}: {TEST_DEPS_HINT}",
+        path.display()
+    );
+    path
+}
+
 /// The built `pegboard` binary.
 pub fn pegboard() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_pegboard"))
