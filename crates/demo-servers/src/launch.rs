@@ -78,6 +78,7 @@ OPTIONS:
     --hang-list        never answer tools/list
     --huge-tool        add a tool `huge {bytes}` answering with a text of that many bytes
     --huge-list BYTES  add a tool `huge_listing` whose description is BYTES long
+    --only-2026        speak only protocol 2026-07-28 (server/discover; refuse initialize)
     -h, --help         print this help
 
 ENVIRONMENT:
@@ -141,6 +142,10 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     }
     if let Some(n) = take_number(&mut args, "--huge-list")? {
         options.huge_list = n;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--only-2026") {
+        args.remove(i);
+        options.only_2026 = true;
     }
     if let Some(extra) = args.first() {
         anyhow::bail!("unexpected argument {extra:?} (see --help)");

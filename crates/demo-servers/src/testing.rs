@@ -14,8 +14,8 @@ use rmcp::{
     handler::server::common::schema_for_type,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-        JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-        Tool,
+        JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+        ServerConfig, Tool,
     },
     service::RequestContext,
 };
@@ -49,6 +49,9 @@ pub struct TestServerOptions {
     /// When non-zero, `tools/list` also lists `huge_listing`, whose description is this many
     /// bytes: a tools/list page of about that size.
     pub huge_list: usize,
+    /// When true, the server speaks only protocol 2026-07-28 (`server/discover`, no
+    /// `initialize`): a server of the newest generation only.
+    pub only_2026: bool,
 }
 
 impl TestServerOptions {
@@ -70,6 +73,11 @@ impl TestServerOptions {
     /// Sets [`stuck_cursor`](Self::stuck_cursor).
     pub fn stuck_cursor(mut self, yes: bool) -> Self {
         self.stuck_cursor = yes;
+        self
+    }
+    /// Sets [`only_2026`](Self::only_2026).
+    pub fn only_2026(mut self, yes: bool) -> Self {
+        self.only_2026 = yes;
         self
     }
     /// Sets [`huge_tool`](Self::huge_tool).
@@ -457,7 +465,7 @@ impl TestServer {
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        let config = ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
@@ -467,7 +475,21 @@ impl ServerHandler for TestServer {
             TEST_SERVER_NAME,
             env!("CARGO_PKG_VERSION"),
         ))
-        .with_instructions("PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.")
+        .with_instructions("PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.");
+        if self.options.only_2026 {
+            // With a version that has no `initialize` as its own, rmcp refuses `initialize`.
+            config.with_protocol_version(ProtocolVersion::V_2026_07_28)
+        } else {
+            config
+        }
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        if self.options.only_2026 {
+            std::borrow::Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+        } else {
+            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
+        }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -12,6 +12,8 @@ use anyhow::{Context, Result, anyhow};
 use axum::http::{HeaderName, HeaderValue};
 use pegboard::{PegBoard, ServiceOptions};
 use rmcp::ServiceExt;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
@@ -186,10 +188,62 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
 
 /// Start or connect `server` and do the handshake, no more: a per-client session's own
 /// connection needs no protocol versions (the shared one decides what the board offers).
+///
+/// The `initialize` handshake first; a server that answers it with an error (one of the
+/// 2026-07-28 generation only refuses `initialize`) is tried again with `server/discover`
+/// (spawned again for stdio, since the first try consumed its pipes). If that fails too, the
+/// first error is the one reported.
 pub(crate) async fn handshake(
     server: &ServerConfig,
     handshake_timeout: Duration,
 ) -> Result<Connection> {
+    match handshake_with(server, handshake_timeout, ClientLifecycleMode::Initialize).await {
+        Ok(connection) => Ok(connection),
+        Err(Failed {
+            error,
+            refused: true,
+        }) => {
+            let discover = ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            };
+            handshake_with(server, handshake_timeout, discover)
+                .await
+                .map_err(|second| {
+                    tracing::debug!(server = %server.name, "server/discover failed too: {:#}", second.error);
+                    error
+                })
+        }
+        Err(Failed { error, .. }) => Err(error),
+    }
+}
+
+/// Whether the server answered the handshake with a JSON-RPC error (it is there and speaks
+/// MCP, but not this lifecycle).
+fn answered_with_error(e: &rmcp::service::ClientInitializeError) -> bool {
+    matches!(e, rmcp::service::ClientInitializeError::JsonRpcError(_))
+}
+
+/// Why a handshake failed; `refused`: the server answered the handshake with a JSON-RPC error
+/// (such as "unsupported protocol version"), so another lifecycle may work.
+struct Failed {
+    error: anyhow::Error,
+    refused: bool,
+}
+
+impl From<anyhow::Error> for Failed {
+    fn from(error: anyhow::Error) -> Self {
+        Self {
+            error,
+            refused: false,
+        }
+    }
+}
+
+async fn handshake_with(
+    server: &ServerConfig,
+    handshake_timeout: Duration,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connection, Failed> {
     let (watching, watch) = pegboard::client::watch_tools();
     // Logs name the server either way; resource URIs carry the namespace only when it has one.
     let hub = match &server.namespace {
@@ -219,9 +273,10 @@ pub(crate) async fn handshake(
             tail.follow(stderr, server.name.clone());
             match tokio::time::timeout(
                 handshake_timeout,
-                handler
-                    .into_dyn()
-                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+                handler.into_dyn().serve_with_lifecycle(
+                    crate::upstream::ProgressTap::new(transport, hub.clone()),
+                    lifecycle,
+                ),
             )
             .await
             {
@@ -233,19 +288,26 @@ pub(crate) async fn handshake(
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
+                    let refused = answered_with_error(&e);
                     let exited = tail.wait_closed(Duration::from_millis(500)).await;
                     if exited {
-                        Err(anyhow!(
-                            "`{command}` exited during the MCP handshake ({}){}",
-                            describe(&e),
-                            tail.render()
-                        ))
+                        Err(Failed {
+                            refused,
+                            error: anyhow!(
+                                "`{command}` exited during the MCP handshake ({}){}",
+                                describe(&e),
+                                tail.render()
+                            ),
+                        })
                     } else {
-                        Err(anyhow!(
-                            "`{command}` started but the MCP handshake failed: {}{}",
-                            describe(&e),
-                            tail.render()
-                        ))
+                        Err(Failed {
+                            refused,
+                            error: anyhow!(
+                                "`{command}` started but the MCP handshake failed: {}{}",
+                                describe(&e),
+                                tail.render()
+                            ),
+                        })
                     }
                 }
                 Err(_) => {
@@ -255,7 +317,8 @@ pub(crate) async fn handshake(
                          raise --startup-timeout if it is slow){}",
                         handshake_timeout.as_secs_f64(),
                         tail.render()
-                    ))
+                    )
+                    .into())
                 }
             }
         }
@@ -292,9 +355,10 @@ pub(crate) async fn handshake(
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(
                 handshake_timeout,
-                handler
-                    .into_dyn()
-                    .serve(crate::upstream::ProgressTap::new(transport, hub.clone())),
+                handler.into_dyn().serve_with_lifecycle(
+                    crate::upstream::ProgressTap::new(transport, hub.clone()),
+                    lifecycle,
+                ),
             )
             .await
             {
@@ -306,16 +370,20 @@ pub(crate) async fn handshake(
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
-                    Err(anyhow!(
-                        "could not connect to {url}: {} (is the server running, and is this its streamable \
-                         HTTP endpoint, usually ending in /mcp?)",
-                        describe(&e)
-                    ))
+                    Err(Failed {
+                        refused: answered_with_error(&e),
+                        error: anyhow!(
+                            "could not connect to {url}: {} (is the server running, and is this its streamable \
+                             HTTP endpoint, usually ending in /mcp?)",
+                            describe(&e)
+                        ),
+                    })
                 }
                 Err(_) => Err(anyhow!(
                     "{url} did not answer the MCP handshake within {}s",
                     handshake_timeout.as_secs_f64()
-                )),
+                )
+                .into()),
             }
         }
     }
