@@ -1,190 +1,19 @@
-//! Start or connect every configured server, concurrently, and put each on the board.
-//!
-//! One server failing never stops the others: what started is registered, the rest is reported with the
-//! reason and, for a child process, the tail of its stderr.
+//! One server started (stdio) or reached (HTTP) and its MCP handshake done, with errors that say
+//! what happened: the innermost cause, a hint for a program that cannot start, the stderr tail.
 
-use std::collections::{HashMap, VecDeque};
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use axum::http::{HeaderName, HeaderValue};
-use pegboard::{PegBoard, ServiceOptions};
 use rmcp::ServiceExt;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::sync::Notify;
 
-use crate::config::{Config, ServerConfig, SessionMode, Transport};
-
-/// How many stderr lines of a child are kept for error messages.
-pub const STDERR_TAIL_LINES: usize = 20;
-/// Longest stderr line kept (longer ones are cut).
-const STDERR_LINE_MAX: usize = 1_000;
-
-/// The connected (rmcp client) end of one server, as the board stores it.
-pub type DynService = rmcp::service::RunningService<
-    rmcp::RoleClient,
-    Box<dyn rmcp::service::DynService<rmcp::RoleClient>>,
->;
-
-/// What happened to one server.
-pub struct Outcome {
-    /// The config entry's key.
-    pub name: String,
-    /// `Ok(tools registered)` or the reason it is not on the board.
-    pub result: Result<usize, anyhow::Error>,
-    /// Where it is on the board (`PegBoard::services` index), when it is.
-    pub index: Option<usize>,
-    /// Its stderr tail (stdio servers that started).
-    pub stderr: Option<StderrTail>,
-}
-
-/// A summary of [`start_all`].
-pub struct Started {
-    /// One per configured server, in config order.
-    pub outcomes: Vec<Outcome>,
-}
-
-impl Started {
-    /// How many servers are on the board.
-    pub fn ready(&self) -> usize {
-        self.outcomes.iter().filter(|o| o.result.is_ok()).count()
-    }
-
-    /// How many failed.
-    pub fn failed(&self) -> usize {
-        self.outcomes.len() - self.ready()
-    }
-}
-
-/// How to report progress while servers start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    /// "notes: ready, 3 tools" lines on stderr.
-    Stderr,
-    /// Nothing (errors still go to the log).
-    Quiet,
-}
-
-/// Connect every server of `config` at once and register each on `board` as soon as it is up.
-///
-/// A server that hangs (in its handshake or its `tools/list`) costs one timeout in all, not one each,
-/// and delays no other: servers land on the board in the order they answer, and each one's progress
-/// line is printed when it is done. The outcomes come back in config order.
-pub async fn start_all(
-    board: &PegBoard,
-    config: &Config,
-    handshake_timeout: Duration,
-    progress: Progress,
-) -> Started {
-    let starting = config.servers.iter().map(|server| async move {
-        let name = server.name.clone();
-        let (result, index, stderr) = match connect(server, handshake_timeout).await {
-            Ok(conn) => {
-                let stderr = conn.stderr.clone();
-                match register(board, server, conn).await {
-                    Ok(added) => (Ok(added.tools), Some(added.index), stderr),
-                    Err(e) => (Err(e), None, None),
-                }
-            }
-            Err(e) => (Err(e), None, None),
-        };
-        match (&result, progress) {
-            (Ok(n), Progress::Stderr) => eprintln!("{name}: ready, {n} tool{}", plural(*n)),
-            (Err(e), Progress::Stderr) => eprintln!("{name}: failed: {e:#}"),
-            (Ok(n), Progress::Quiet) => tracing::debug!(server = %name, tools = n, "ready"),
-            (Err(e), Progress::Quiet) => tracing::error!(server = %name, "failed: {e:#}"),
-        }
-        Outcome {
-            name,
-            result,
-            index,
-            stderr,
-        }
-    });
-    Started {
-        outcomes: futures::future::join_all(starting).await,
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// A live connection, not yet on the board.
-pub struct Connection {
-    /// The rmcp client.
-    pub service: DynService,
-    /// Hand to the board so `tools/list_changed` is followed.
-    pub watch: pegboard::client::ToolListWatch,
-    /// The child's stderr tail (stdio servers only).
-    pub stderr: Option<StderrTail>,
-    /// Ties the connection's in-flight calls to downstream sessions.
-    pub hub: Arc<crate::upstream::Hub>,
-}
-
-/// Put a connection on the board; returns where it was stored and how many tools it brought.
-pub async fn register(
-    board: &PegBoard,
-    server: &ServerConfig,
-    conn: Connection,
-) -> Result<pegboard::Added> {
-    let mut options = ServiceOptions::new()
-        .deny(server.deny.iter().cloned())
-        .watch(conn.watch)
-        .extension(conn.hub);
-    if let Some(allow) = &server.allow {
-        options = options.allow(allow.iter().cloned());
-    }
-    if let Some(t) = server.timeout {
-        options = options.call_timeout(t);
-    }
-    match board
-        .add_service_with(server.namespace.clone(), conn.service, options)
-        .await
-    {
-        Ok(added) => Ok(added),
-        Err(e) => {
-            let mut msg = e.to_string();
-            if let Some(tail) = &conn.stderr {
-                let _ = tail.wait_closed(Duration::from_millis(300)).await;
-                msg.push_str(&tail.render());
-            }
-            Err(anyhow!(msg))
-        }
-    }
-}
-
-/// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`;
-/// then, for a stdio server, learn which protocol versions it supports (see
-/// [`crate::upstream::Hub::learn_versions`]). For a `"session": "per-client"` server this is its
-/// shared connection, which opens the sessions' own ones ([`crate::per_client`]).
-pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
-    let connection = handshake(server, handshake_timeout).await?;
-    // Not over HTTP: rmcp's HTTP client would carry the probe's 2026-07-28 version in the
-    // headers of every later request, and the server would then expect 2026 requests. An HTTP
-    // server is taken at the version its handshake settled on.
-    if matches!(server.transport, Transport::Stdio { .. }) {
-        connection
-            .hub
-            .learn_versions(connection.service.peer())
-            .await;
-    }
-    if server.session == SessionMode::PerClient {
-        connection
-            .hub
-            .set_per_client(crate::per_client::PerClient::new(
-                server.clone(),
-                handshake_timeout,
-            ));
-    }
-    Ok(connection)
-}
+use super::{Connection, STDERR_TAIL_LINES, StderrTail};
+use crate::config::{ServerConfig, Transport};
 
 /// Start or connect `server` and do the handshake, no more: a per-client session's own
 /// connection needs no protocol versions (the shared one decides what the board offers).
@@ -426,127 +255,12 @@ fn spawn_error(command: &str, cwd: Option<&std::path::Path>, e: &std::io::Error)
     anyhow!("could not start `{command}`: {e}{hint}")
 }
 
-/// The last lines a child wrote to stderr, for error messages.
-#[derive(Clone)]
-pub struct StderrTail {
-    lines: Arc<Mutex<VecDeque<String>>>,
-    cap: usize,
-    closed: Arc<Notify>,
-    done: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl StderrTail {
-    /// An empty tail keeping `cap` lines.
-    pub fn new(cap: usize) -> Self {
-        Self {
-            lines: Arc::new(Mutex::new(VecDeque::with_capacity(cap))),
-            cap,
-            closed: Arc::new(Notify::new()),
-            done: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        }
-    }
-
-    /// Read `reader` line by line in a task: keep the tail, forward each line to the log at debug level.
-    pub fn follow<R: AsyncRead + Unpin + Send + 'static>(&self, reader: R, server: String) {
-        let tail = self.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(reader).lines();
-            loop {
-                match lines.next_line().await {
-                    Ok(Some(line)) => {
-                        tracing::debug!(target: "pegboard::server_stderr", server = %server, "{line}");
-                        tail.push(line);
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::debug!(server = %server, "stderr unreadable: {e}");
-                        break;
-                    }
-                }
-            }
-            tail.mark_closed();
-        });
-    }
-
-    fn mark_closed(&self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-        self.closed.notify_waiters();
-    }
-
-    fn push(&self, mut line: String) {
-        if line.len() > STDERR_LINE_MAX {
-            let mut cut = STDERR_LINE_MAX;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-            line.push('…');
-        }
-        if let Ok(mut lines) = self.lines.lock() {
-            if lines.len() == self.cap {
-                lines.pop_front();
-            }
-            lines.push_back(line);
-        }
-    }
-
-    /// Wait (at most `max`) until the child's stderr is closed, so the tail is complete; true if it is.
-    pub async fn wait_closed(&self, max: Duration) -> bool {
-        let notified = self.closed.notified();
-        if self.done.load(std::sync::atomic::Ordering::SeqCst) {
-            return true;
-        }
-        tokio::time::timeout(max, notified).await.is_ok()
-    }
-
-    /// Wait until the child's stderr is closed (it exited, or closed it).
-    pub async fn closed(&self) {
-        let notified = self.closed.notified();
-        if self.done.load(std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        notified.await;
-    }
-
-    /// The kept lines.
-    pub fn lines(&self) -> Vec<String> {
-        self.lines
-            .lock()
-            .map(|l| l.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// "\n  its stderr (last N lines):\n    ..." or "" when it wrote nothing.
-    pub fn render(&self) -> String {
-        let lines = self.lines();
-        if lines.is_empty() {
-            return String::new();
-        }
-        let mut out = format!(
-            "\n  its stderr (last {} line{}):",
-            lines.len(),
-            plural(lines.len())
-        );
-        for l in lines {
-            let _ = write!(out, "\n    {l}");
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::connect;
     use super::*;
-
-    #[tokio::test]
-    async fn stderr_tail_keeps_the_last_lines() {
-        let tail = StderrTail::new(3);
-        let text: String = (1..=5).map(|i| format!("line {i}\n")).collect();
-        tail.follow(std::io::Cursor::new(text.into_bytes()), "t".into());
-        assert!(tail.wait_closed(Duration::from_secs(2)).await);
-        assert_eq!(tail.lines(), vec!["line 3", "line 4", "line 5"]);
-        assert!(tail.render().contains("last 3 lines"));
-    }
+    use crate::config::ServerConfig;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn a_missing_program_is_reported_with_a_hint() {
