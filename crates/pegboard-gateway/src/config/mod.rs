@@ -19,10 +19,12 @@
 //! literal `${`. `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
 //! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
 
+mod entry;
 mod errors;
 mod raw;
 #[cfg(test)]
 mod tests;
+mod vars;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -32,7 +34,9 @@ use std::time::Duration;
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
 
 pub use crate::upstream::limit::DEFAULT_MAX_MESSAGE;
+use entry::build_server;
 use raw::{RawFile, RawServer};
+pub use vars::expand;
 
 /// A whole config file, parsed and checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -315,217 +319,4 @@ pub fn safe_namespace(raw: &str) -> String {
             }
         })
         .collect()
-}
-
-fn invalid(message: impl Into<String>) -> EntryProblem {
-    EntryProblem::Invalid(message.into())
-}
-
-fn build_server(
-    name: &str,
-    raw: RawServer,
-    lookup: &dyn Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
-) -> Result<ServerConfig, EntryProblem> {
-    let ex = |s: &str, field: &str| {
-        expand(s, lookup).map_err(|problem| EntryProblem::Variable {
-            field: field.to_string(),
-            problem,
-        })
-    };
-    let kind = raw.kind.as_deref().map(str::to_ascii_lowercase);
-    let transport = match (kind.as_deref(), raw.command, raw.url) {
-        (Some("sse"), _, _) => return Err(EntryProblem::Sse),
-        (Some(k), _, _)
-            if !matches!(k, "stdio" | "http" | "streamable-http" | "streamablehttp") =>
-        {
-            return Err(invalid(format!(
-                "unknown `type` `{k}`; use \"stdio\" (with `command`) or \"http\" (with `url`)"
-            )));
-        }
-        (_, Some(_), Some(_)) => return Err(invalid("has both `command` and `url`; keep one")),
-        (Some("stdio"), None, _) => return Err(invalid("`\"type\": \"stdio\"` needs a `command`")),
-        (Some(k), Some(_), None) if k != "stdio" => {
-            return Err(invalid(format!(
-                "`\"type\": \"{k}\"` needs a `url`, not a `command`"
-            )));
-        }
-        (_, Some(command), None) => {
-            let command = ex(&command, "command")?;
-            if command.trim().is_empty() {
-                return Err(invalid("`command` is empty"));
-            }
-            if !raw.headers.is_empty() {
-                warnings.push(format!(
-                    "server `{name}`: `headers` only apply to `url` servers; ignored"
-                ));
-            }
-            let args = raw
-                .args
-                .iter()
-                .map(|a| ex(a, "args"))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut env = BTreeMap::new();
-            for (k, v) in &raw.env {
-                env.insert(k.clone(), ex(v, &format!("env.{k}"))?);
-            }
-            let cwd = match raw.cwd {
-                Some(c) => Some(PathBuf::from(ex(&c, "cwd")?)),
-                None => None,
-            };
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            }
-        }
-        (_, None, Some(url)) => {
-            let url = ex(&url, "url")?;
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(invalid(format!(
-                    "`url` `{url}` must start with http:// or https://"
-                )));
-            }
-            for (field, set) in [
-                ("args", !raw.args.is_empty()),
-                ("env", !raw.env.is_empty()),
-                ("cwd", raw.cwd.is_some()),
-            ] {
-                if set {
-                    warnings.push(format!(
-                        "server `{name}`: `{field}` only applies to `command` servers; ignored"
-                    ));
-                }
-            }
-            let mut headers = BTreeMap::new();
-            for (k, v) in &raw.headers {
-                headers.insert(k.clone(), ex(v, &format!("headers.{k}"))?);
-            }
-            Transport::Http { url, headers }
-        }
-        (_, None, None) => {
-            return Err(invalid(
-                "has neither `command` (a program to start) nor `url` (a streamable HTTP endpoint); \
-                 add one, or set `\"disabled\": true`",
-            ));
-        }
-    };
-
-    let namespace = if raw.prefix == Some(false) {
-        if raw.namespace.is_some() {
-            warnings.push(format!(
-                "server `{name}`: `namespace` is ignored because `prefix` is false"
-            ));
-        }
-        None
-    } else {
-        let ns = raw.namespace.unwrap_or_else(|| name.to_string());
-        if ns.trim().is_empty() {
-            return Err(invalid(
-                "`namespace` is empty; give a name or set `\"prefix\": false`",
-            ));
-        }
-        let safe = safe_namespace(&ns);
-        if safe.chars().all(|c| c == '-') {
-            return Err(invalid(format!(
-                "namespace `{ns}` has no letter or digit; set `\"namespace\"` to a name such as `tools`"
-            )));
-        }
-        Some(safe)
-    };
-
-    let timeout = match raw.timeout {
-        None => None,
-        Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => Some(Duration::from_secs_f64(t)),
-        Some(t) => {
-            return Err(invalid(format!(
-                "`timeout` must be a number of seconds between 0 and 86400 (got {t})"
-            )));
-        }
-    };
-
-    let max_message = match raw.max_message_mib {
-        None => None,
-        Some(m) if m.fract() == 0.0 && (1.0..=MAX_MESSAGE_MIB).contains(&m) => {
-            // A whole number of MiB up to 4096: the product fits in a u64, and in usize on 64 bits.
-            usize::try_from((m as u64) << 20).ok()
-        }
-        Some(m) => {
-            return Err(invalid(format!(
-                "`maxMessageMib` must be a whole number of MiB between 1 and {MAX_MESSAGE_MIB} (got {m})"
-            )));
-        }
-    };
-
-    let session = match raw.session.as_deref() {
-        None | Some("shared") => SessionMode::Shared,
-        Some("per-client") => SessionMode::PerClient,
-        Some(other) => {
-            return Err(invalid(format!(
-                "`session` must be \"shared\" (one connection for all clients, the default) or \
-                 \"per-client\" (one connection, for a `command` one process, per client session); got `{other}`"
-            )));
-        }
-    };
-
-    Ok(ServerConfig {
-        name: name.to_string(),
-        namespace,
-        transport,
-        allow: raw.allow,
-        deny: raw.deny,
-        timeout,
-        max_message,
-        session,
-    })
-}
-
-/// Expand `${VAR}` and `${VAR:-fallback}`; `$${` is a literal `${`; any other `$` is kept as is.
-///
-/// # Errors
-/// A [`VariableProblem`]: an unset variable, an editor variable, an unclosed `${`.
-pub fn expand(
-    input: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, VariableProblem> {
-    let mut out = String::with_capacity(input.len());
-    let mut rest = input;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        if let Some(escaped) = after.strip_prefix("${") {
-            out.push_str("${");
-            rest = escaped;
-        } else if let Some(body) = after.strip_prefix('{') {
-            let Some(end) = body.find('}') else {
-                return Err(VariableProblem::Unclosed(input.to_string()));
-            };
-            let inner = &body[..end];
-            let (var, fallback) = match inner.split_once(":-") {
-                Some((v, f)) => (v, Some(f)),
-                None => (inner, None),
-            };
-            if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                if var.contains(':') {
-                    return Err(VariableProblem::Editor(inner.to_string()));
-                }
-                return Err(VariableProblem::NotAName(inner.to_string()));
-            }
-            match (
-                lookup(var).filter(|v| fallback.is_none() || !v.is_empty()),
-                fallback,
-            ) {
-                (Some(v), _) => out.push_str(&v),
-                (None, Some(f)) => out.push_str(f),
-                (None, None) => return Err(VariableProblem::Unset(var.to_string())),
-            }
-            rest = &body[end + 1..];
-        } else {
-            out.push('$');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
 }
