@@ -1,6 +1,6 @@
 //! [`TestServerOptions`]: which faults and extras a [`super::TestServer`] has.
 
-/// Options for [`TestServer::new`]. All fields default to "off"/zero.
+/// Options for [`TestServer::new`](super::TestServer::new). All fields default to "off"/zero.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TestServerOptions {
     /// Number of extra tools `tool_0000`, `tool_0001`, ... (each echoes its own name).
