@@ -16,7 +16,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// How long anything here may take (servers start in well under a second; CI machines are slow).
 const WAIT: Duration = Duration::from_secs(20);
@@ -37,6 +37,8 @@ struct Gateway {
     client: Option<RunningService<RoleClient, Listener>>,
     changes: mpsc::UnboundedReceiver<()>,
     stderr: Arc<Mutex<String>>,
+    /// Bumped whenever stderr grows, so a wait for a log line waits on that, not on a timer.
+    stderr_grew: watch::Receiver<()>,
     pid: u32,
     config: PathBuf,
     _dir: tempfile::TempDir,
@@ -59,6 +61,7 @@ impl Gateway {
             .spawn()?;
         let pid = transport.id().context("the gateway has no pid")?;
         let collected = Arc::new(Mutex::new(String::new()));
+        let (grew, stderr_grew) = watch::channel(());
         if let Some(mut stderr) = stderr {
             let sink = Arc::clone(&collected);
             tokio::spawn(async move {
@@ -70,6 +73,7 @@ impl Gateway {
                     sink.lock()
                         .expect("stderr lock")
                         .push_str(&String::from_utf8_lossy(&buf[..n]));
+                    grew.send_replace(());
                 }
             });
         }
@@ -81,6 +85,7 @@ impl Gateway {
             client: Some(client),
             changes,
             stderr: collected,
+            stderr_grew,
             pid,
             config: path,
             _dir: dir,
@@ -105,16 +110,25 @@ impl Gateway {
 
     /// Wait until the gateway's stderr contains `needle`.
     async fn wait_for_log(&self, needle: &str) -> Result<String> {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let log = self.stderr();
-            if log.contains(needle) {
-                return Ok(log);
+        let mut grew = self.stderr_grew.clone();
+        let found = tokio::time::timeout(WAIT, async {
+            loop {
+                grew.mark_unchanged();
+                let log = self.stderr();
+                if log.contains(needle) {
+                    return Some(log);
+                }
+                // Woken by the next stderr output; `None` once stderr is closed.
+                grew.changed().await.ok()?;
             }
-            if Instant::now() > deadline {
-                bail!("`{needle}` never appeared on the gateway's stderr:\n{log}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        })
+        .await;
+        match found {
+            Ok(Some(log)) => Ok(log),
+            _ => bail!(
+                "`{needle}` never appeared on the gateway's stderr:\n{}",
+                self.stderr()
+            ),
         }
     }
 

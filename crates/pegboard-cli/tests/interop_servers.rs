@@ -325,32 +325,24 @@ async fn third_party_tool_errors_come_back_and_the_gateway_keeps_answering() -> 
     Ok(())
 }
 
-#[test]
-fn tools_json_lists_the_third_party_tools() {
+#[tokio::test]
+async fn tools_json_lists_the_third_party_tools() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = write_interop_config(dir.path());
-    let mut child = std::process::Command::new(common::pegboard())
+    let child = tokio::process::Command::new(common::pegboard())
         .args(["tools", "--format", "json", "--config"])
         .arg(&config)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .expect("spawn pegboard tools");
-    // Bounded: kill it if it has not finished in time.
-    let started = std::time::Instant::now();
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            break;
-        }
-        if started.elapsed() > STEP {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`pegboard tools` did not finish within {STEP:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().expect("output");
+    // Bounded: on timeout the child is dropped, which kills it.
+    let out = tokio::time::timeout(STEP, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("`pegboard tools` did not finish within {STEP:?}"))
+        .expect("output");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}: {stderr}", out.status);
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
