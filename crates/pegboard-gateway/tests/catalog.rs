@@ -6,13 +6,12 @@
 // resources/subscribe and roots are deprecated by SEP-2577 but live in 2025-11-25.
 #![allow(deprecated)]
 
+mod common;
+
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
-use pegboard::{PegBoard, ServiceOptions};
-use pegboard_gateway::{
-    server::BoardServer,
-    upstream::{Hub, ProgressTap, UpstreamClient},
-};
+use pegboard::PegBoard;
+use pegboard_gateway::server::BoardServer;
 use rmcp::{
     ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceError,
     ServiceExt,
@@ -212,23 +211,10 @@ async fn gateway<S: ServerHandler>(server: S) -> BoardServer {
             let _ = running.waiting().await;
         }
     });
-    let (watching, watch) = pegboard::client::watch_tools();
-    let hub = Hub::new("up");
-    let client = UpstreamClient::new(watching, hub.clone(), true);
-    let (read, write) = tokio::io::split(client_io);
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write);
-    let service = client
-        .into_dyn()
-        .serve(ProgressTap::new(transport, hub.clone()))
-        .await
-        .expect("upstream handshake");
+    let (service, options, _hub) = common::connect_as_gateway(client_io, "up").await;
     let board = PegBoard::new();
     board
-        .add_service_with(
-            Some("up".into()),
-            service,
-            ServiceOptions::new().watch(watch).extension(hub),
-        )
+        .add_service_with(Some("up".into()), service, options)
         .await
         .expect("registered");
     BoardServer::new(board)

@@ -3,13 +3,12 @@
 //! session per downstream client, all over tokio duplex pipes.
 #![allow(deprecated)] // sampling is deprecated by SEP-2577 but live in 2025-11-25
 
+mod common;
+
 use std::{sync::Arc, time::Duration};
 
-use pegboard::{PegBoard, ServiceOptions};
-use pegboard_gateway::{
-    server::BoardServer,
-    upstream::{Hub, ProgressTap, UpstreamClient},
-};
+use pegboard::PegBoard;
+use pegboard_gateway::server::BoardServer;
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt,
     model::{
@@ -157,27 +156,10 @@ async fn rig() -> Rig {
             let _ = running.waiting().await;
         }
     });
-    let (watching, watch) = pegboard::client::watch_tools();
-    let hub = Hub::new("up");
-    let client = UpstreamClient::new(watching, hub.clone(), true);
-    let service = client
-        .into_dyn()
-        .serve(ProgressTap::new(
-            {
-                let (read, write) = tokio::io::split(client_io);
-                rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write)
-            },
-            hub.clone(),
-        ))
-        .await
-        .expect("upstream handshake");
+    let (service, options, _hub) = common::connect_as_gateway(client_io, "up").await;
     let board = PegBoard::new();
     board
-        .add_service_with(
-            Some("up".into()),
-            service,
-            ServiceOptions::new().watch(watch).extension(hub),
-        )
+        .add_service_with(Some("up".into()), service, options)
         .await
         .expect("registered");
     Rig {

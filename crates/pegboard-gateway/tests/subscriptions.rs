@@ -5,17 +5,16 @@
 // resources/subscribe is deprecated by SEP-2577 but lives in 2025-11-25.
 #![allow(deprecated)]
 
+mod common;
+
 use std::{
     collections::HashSet,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
-use pegboard::{PegBoard, ServiceOptions};
-use pegboard_gateway::{
-    server::BoardServer,
-    upstream::{Hub, ProgressTap, UpstreamClient},
-};
+use pegboard::PegBoard;
+use pegboard_gateway::server::BoardServer;
 use rmcp::{
     ClientHandler, ClientServiceExt, ErrorData, Peer, RoleClient, RoleServer, ServerHandler,
     ServiceExt,
@@ -171,24 +170,11 @@ async fn start(board: &PegBoard, released: bool) -> Instance {
             let _ = running.waiting().await;
         }
     });
-    let (watching, watch) = pegboard::client::watch_tools();
-    let hub = Hub::new("up");
-    let client = UpstreamClient::new(watching, hub.clone(), true);
-    let (read, write) = tokio::io::split(client_io);
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write);
-    let service = client
-        .into_dyn()
-        .serve(ProgressTap::new(transport, hub.clone()))
-        .await
-        .expect("upstream handshake");
+    let (service, options, hub) = common::connect_as_gateway(client_io, "up").await;
     // As `connect::register` does: the gateway speaks 2026-07-28 only when its servers do.
     hub.learn_versions(service.peer()).await;
     board
-        .add_service_with(
-            Some("up".into()),
-            service,
-            ServiceOptions::new().watch(watch).extension(hub),
-        )
+        .add_service_with(Some("up".into()), service, options)
         .await
         .expect("registered");
     Instance {

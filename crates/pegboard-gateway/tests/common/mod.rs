@@ -183,3 +183,31 @@ pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// The client end of an in-process upstream (`client_io`), connected as `pegboard serve` connects
+/// servers: an [`UpstreamClient`](pegboard_gateway::upstream::UpstreamClient) over a
+/// [`ProgressTap`](pegboard_gateway::upstream::ProgressTap), with its
+/// [`Hub`](pegboard_gateway::upstream::Hub) in the options' extension, ready for
+/// `add_service_with(Some(namespace), service, options)`.
+pub async fn connect_as_gateway(
+    client_io: tokio::io::DuplexStream,
+    namespace: &str,
+) -> (
+    BoxedService,
+    ServiceOptions,
+    Arc<pegboard_gateway::upstream::Hub>,
+) {
+    use pegboard_gateway::upstream::{Hub, ProgressTap, UpstreamClient};
+    let (watching, watch) = pegboard::client::watch_tools();
+    let hub = Hub::new(namespace);
+    let client = UpstreamClient::new(watching, hub.clone(), true);
+    let (read, write) = tokio::io::split(client_io);
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write);
+    let service = client
+        .into_dyn()
+        .serve(ProgressTap::new(transport, hub.clone()))
+        .await
+        .expect("upstream handshake");
+    let options = ServiceOptions::new().watch(watch).extension(hub.clone());
+    (service, options, hub)
+}
