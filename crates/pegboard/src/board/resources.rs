@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use rmcp::{
     Peer, RoleClient,
-    model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate},
+    model::{
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Resource,
+        ResourceTemplate,
+    },
 };
 
 use super::{PegBoard, catalog::Upstream};
@@ -37,27 +40,15 @@ impl PegBoard {
     /// # }
     /// ```
     pub async fn list_resources(&self) -> Vec<Resource> {
-        let lists = self
-            .gather(&self.resource_servers(), |up| async move {
-                up.list_all("resources/list", self.limits(), |peer, params| async move {
-                    let page = peer.list_resources(params).await?;
-                    Ok((page.resources, page.next_cursor))
-                })
-                .await
-            })
-            .await;
-        lists
-            .into_iter()
-            .flat_map(|(up, resources)| {
-                let alias = up.alias();
-                resources.into_iter().map(move |mut resource| {
-                    if let Some(alias) = &alias {
-                        resource.uri = crate::uri::encode(alias, &resource.uri);
-                    }
-                    resource
-                })
-            })
-            .collect()
+        self.list_with_uris(
+            "resources/list",
+            |peer, params| async move {
+                let page = peer.list_resources(params).await?;
+                Ok((page.resources, page.next_cursor))
+            },
+            |resource| &mut resource.uri,
+        )
+        .await
     }
 
     /// Every resource template of every live server that offers resources, URI templates
@@ -69,31 +60,46 @@ impl PegBoard {
     /// # }
     /// ```
     pub async fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.list_with_uris(
+            "resources/templates/list",
+            |peer, params| async move {
+                let page = peer.list_resource_templates(params).await?;
+                Ok((page.resource_templates, page.next_cursor))
+            },
+            |template| &mut template.uri_template,
+        )
+        .await
+    }
+
+    /// One listing from every server with resources, each item's URI (`uri_of`) namespaced
+    /// with its server's alias, in board order.
+    async fn list_with_uris<T, F, Fut>(
+        &self,
+        what: &str,
+        fetch: F,
+        uri_of: impl Fn(&mut T) -> &mut String,
+    ) -> Vec<T>
+    where
+        F: Fn(Peer<RoleClient>, Option<PaginatedRequestParams>) -> Fut + Copy,
+        Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), rmcp::ServiceError>>,
+    {
         let lists = self
             .gather(&self.resource_servers(), |up| async move {
-                up.list_all(
-                    "resources/templates/list",
-                    self.limits(),
-                    |peer, params| async move {
-                        let page = peer.list_resource_templates(params).await?;
-                        Ok((page.resource_templates, page.next_cursor))
-                    },
-                )
-                .await
+                up.list_all(what, self.limits(), fetch).await
             })
             .await;
-        lists
-            .into_iter()
-            .flat_map(|(up, templates)| {
-                let alias = up.alias();
-                templates.into_iter().map(move |mut template| {
-                    if let Some(alias) = &alias {
-                        template.uri_template = crate::uri::encode(alias, &template.uri_template);
-                    }
-                    template
-                })
-            })
-            .collect()
+        let mut items = Vec::new();
+        for (up, listed) in lists {
+            let alias = up.alias();
+            for mut item in listed {
+                if let Some(alias) = &alias {
+                    let uri = uri_of(&mut item);
+                    *uri = crate::uri::encode(alias, uri);
+                }
+                items.push(item);
+            }
+        }
+        items
     }
 
     /// Read the resource the board shows as `uri` from its server; the URIs of the contents
