@@ -70,7 +70,7 @@ pub(crate) async fn call_tool(
 }
 
 /// Whether a result has a URI to namespace: most have none, and pay only this look.
-fn carries_uris(result: &CallToolResult) -> bool {
+pub(crate) fn carries_uris(result: &CallToolResult) -> bool {
     result.content.iter().any(|block| {
         matches!(
             block,

@@ -42,6 +42,7 @@ pub mod config;
 pub mod connect;
 mod downstream;
 mod error;
+pub mod express;
 mod forward;
 mod gateway;
 pub mod http;

@@ -128,6 +128,11 @@ impl BoardServer {
         self
     }
 
+    /// Whether it serves in search mode (see [`BoardServer::with_tool_search`]).
+    pub fn searching(&self) -> bool {
+        self.search.is_some()
+    }
+
     /// The board served.
     pub fn board(&self) -> &PegBoard {
         &self.board
@@ -137,6 +142,11 @@ impl BoardServer {
 /// Board errors as MCP answers: a bad request is a protocol error; a tool that could not be
 /// reached is a tool result with `isError`, so the LLM reads why and can carry on.
 fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, ErrorData> {
+    board_error(tool, error).map(Into::into)
+}
+
+/// [`to_response`]'s answer as a plain result (the express lane builds its own message).
+pub(crate) fn board_error(tool: &str, error: PegBoardError) -> Result<CallToolResult, ErrorData> {
     match error {
         PegBoardError::ToolNotFound { .. } | PegBoardError::InvalidArguments { .. } => Err(
             ErrorData::invalid_params(error.to_string(), Some(json!({ "tool": tool }))),
@@ -145,7 +155,7 @@ fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, Err
             source: rmcp::ServiceError::McpError(upstream),
             ..
         } => Err(upstream),
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())]).into()),
+        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())])),
     }
 }
 

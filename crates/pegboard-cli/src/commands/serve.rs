@@ -7,7 +7,6 @@ use pegboard_gateway::http_serve::Timeouts;
 use pegboard_gateway::search_mode::{SearchSettings, ToolSearch};
 use pegboard_gateway::server::BoardServer;
 use pegboard_gateway::startup::{self, Startup};
-use rmcp::ServiceExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -179,7 +178,8 @@ fn summary(tools: usize, started: &Started) -> String {
 
 async fn serve_stdio(server: BoardServer) -> Result<()> {
     let serving = async move {
-        let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        let running = match pegboard_gateway::express::serve(server, reader, writer).await {
             Ok(r) => r,
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
                 tracing::info!("stdin closed before an MCP client connected");

@@ -98,6 +98,7 @@ async fn handshake_with(
             let (transport, stderr) =
                 crate::upstream::child::spawn(cmd, server.message_limit(), hub.namespace())
                     .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
+            hub.set_lane(transport.lane());
             let tail = StderrTail::new(STDERR_TAIL_LINES);
             tail.follow(stderr, server.name.clone());
             match tokio::time::timeout(

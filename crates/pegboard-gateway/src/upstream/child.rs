@@ -15,7 +15,11 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use std::sync::Arc;
+
 use super::limit::LimitedLines;
+use crate::express::lane::Lane;
+use crate::express::writer::{self, SharedWriter};
 
 /// How long a child may take to exit after stdin closes, then after SIGTERM (as rmcp does).
 const EXIT_WAIT: Duration = Duration::from_secs(3);
@@ -25,8 +29,9 @@ const RMCP_CAP_SLACK: usize = 64 * 1024;
 
 /// A started stdio server, as an rmcp client transport.
 pub struct ChildTransport {
-    io: AsyncRwTransport<RoleClient, LimitedLines<ChildStdout>, ChildStdin>,
+    io: AsyncRwTransport<RoleClient, LimitedLines<ChildStdout>, SharedWriter<ChildStdin>>,
     child: Option<Child>,
+    lane: Arc<Lane>,
 }
 
 impl std::fmt::Debug for ChildTransport {
@@ -57,18 +62,28 @@ pub fn spawn(
     else {
         return Err(std::io::Error::other("the child's stdio was not piped"));
     };
-    let io = AsyncRwTransport::new_client(LimitedLines::new(stdout, max_message, server), stdin)
+    let (stdin, lane_stdin) = writer::share(stdin);
+    let lane = Arc::new(Lane::new(lane_stdin));
+    let stdout = LimitedLines::new(stdout, max_message, server)
+        .with_divert(Arc::clone(&lane) as Arc<dyn super::limit::Divert>);
+    let io = AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(max_message.saturating_add(RMCP_CAP_SLACK));
     Ok((
         ChildTransport {
             io,
             child: Some(child),
+            lane,
         },
         stderr,
     ))
 }
 
 impl ChildTransport {
+    /// The connection's express lane (see [`crate::express`]).
+    pub fn lane(&self) -> Arc<Lane> {
+        Arc::clone(&self.lane)
+    }
+
     /// The MCP stdio shutdown: close stdin and wait for the child to exit; then SIGTERM it and
     /// wait again; then kill it.
     async fn shut_down(&mut self) -> std::io::Result<()> {

@@ -8,6 +8,7 @@
 //! timeout (rmcp itself silently drops a line over its own cap), and memory stays O(limit).
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, ReadBuf};
@@ -43,10 +44,21 @@ pub fn too_big_message(server: &str, limit: usize) -> String {
     )
 }
 
+/// Takes some whole lines out of the stream before rmcp reads it: the express lane's answers
+/// (see [`crate::express`]).
+pub trait Divert: Send + Sync {
+    /// Whether `line` (without its newline) was taken; a line not taken goes on to rmcp.
+    fn divert(&self, line: &[u8]) -> bool;
+
+    /// The stream ended: nothing more will come.
+    fn end(&self) {}
+}
+
 /// `inner` (a stdout of newline-delimited JSON-RPC) with every line over `limit` bytes replaced by
 /// an error response for its request (see the module docs).
 pub struct LimitedLines<R> {
     inner: R,
+    divert: Option<Arc<dyn Divert>>,
     limit: usize,
     server: String,
     chunk: Box<[u8]>,
@@ -65,6 +77,7 @@ impl<R> LimitedLines<R> {
     pub fn new(inner: R, limit: usize, server: impl Into<String>) -> Self {
         Self {
             inner,
+            divert: None,
             limit,
             server: server.into(),
             chunk: vec![0; CHUNK].into_boxed_slice(),
@@ -74,6 +87,13 @@ impl<R> LimitedLines<R> {
             out_pos: 0,
             eof: false,
         }
+    }
+
+    /// Offer every line within the limit to `divert` first.
+    #[must_use]
+    pub fn with_divert(mut self, divert: Arc<dyn Divert>) -> Self {
+        self.divert = Some(divert);
+        self
     }
 
     /// Split `data` into lines and route each piece.
@@ -108,6 +128,12 @@ impl<R> LimitedLines<R> {
     fn end_line(&mut self) {
         if let Some(scan) = self.oversized.take() {
             self.reject(scan.finish());
+            return;
+        }
+        if let Some(divert) = &self.divert
+            && divert.divert(&self.line)
+        {
+            self.line.clear();
             return;
         }
         self.line.push(b'\n');
@@ -154,6 +180,9 @@ impl<R> LimitedLines<R> {
 
     fn at_eof(&mut self) {
         self.eof = true;
+        if let Some(divert) = &self.divert {
+            divert.end();
+        }
         if self.oversized.take().is_some() {
             tracing::warn!(
                 server = %self.server,

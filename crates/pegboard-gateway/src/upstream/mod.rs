@@ -41,6 +41,8 @@ pub struct Hub {
     newest: std::sync::OnceLock<rmcp::model::ProtocolVersion>,
     /// Set on the shared connection of a `"session": "per-client"` server.
     per_client: std::sync::OnceLock<Arc<PerClient>>,
+    /// A stdio server's express lane (see [`crate::express`]).
+    lane: std::sync::OnceLock<Arc<crate::express::lane::Lane>>,
 }
 
 impl Hub {
@@ -66,6 +68,7 @@ impl Hub {
             plain_tools: RwLock::new(HashSet::new()),
             newest: std::sync::OnceLock::new(),
             per_client: std::sync::OnceLock::new(),
+            lane: std::sync::OnceLock::new(),
         })
     }
 
@@ -146,6 +149,15 @@ impl Hub {
 
     pub(crate) fn set_per_client(&self, per_client: Arc<PerClient>) {
         let _ = self.per_client.set(per_client);
+    }
+
+    /// The express lane of a stdio server's connection.
+    pub fn lane(&self) -> Option<&Arc<crate::express::lane::Lane>> {
+        self.lane.get()
+    }
+
+    pub(crate) fn set_lane(&self, lane: Arc<crate::express::lane::Lane>) {
+        let _ = self.lane.set(lane);
     }
 
     pub(crate) fn flights(&self) -> &flights::Flights {

@@ -1,0 +1,237 @@
+//! The express lane reads messages by their known shape and edits them as bytes: a `tools/call`
+//! gets the upstream's id and the tool's original name spliced in, an answer gets the client's
+//! id back; everything else in them passes verbatim, unparsed (`arguments`, `content`, …).
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+/// What a line from the client is, as far as the express lane cares.
+#[derive(Debug)]
+pub(crate) enum Incoming<'a> {
+    /// A `tools/call` request without `_meta` or `task` (those go the full way).
+    Call(Call<'a>),
+    /// `notifications/cancelled`, with the raw id of the request it cancels.
+    Cancelled(&'a [u8]),
+    /// Anything else: rmcp's business.
+    Other,
+}
+
+/// A `tools/call` request line.
+#[derive(Debug)]
+pub(crate) struct Call<'a> {
+    line: &'a [u8],
+    id: Range<usize>,
+    name_at: Range<usize>,
+    /// The tool name as the client wrote it (unescaped).
+    pub(crate) name: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: &'a RawValue,
+    #[serde(rename = "_meta", default)]
+    meta: Option<IgnoredAny>,
+    #[serde(default)]
+    task: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CancelledParams<'a> {
+    #[serde(borrow)]
+    request_id: &'a RawValue,
+}
+
+/// Where `part` (a slice of `line`) is in `line`.
+fn range_in(line: &[u8], part: &str) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+    start..start + part.len()
+}
+
+/// Read `line` (one message, without its newline).
+pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
+    let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else {
+        return Incoming::Other;
+    };
+    match (message.method.as_deref(), message.id, message.params) {
+        (Some("tools/call"), Some(id), Some(params)) => {
+            let Ok(params) = serde_json::from_str::<CallParams<'_>>(params.get()) else {
+                return Incoming::Other;
+            };
+            if params.meta.is_some() || params.task.is_some() {
+                return Incoming::Other;
+            }
+            let Ok(name) = serde_json::from_str::<Cow<'_, str>>(params.name.get()) else {
+                return Incoming::Other;
+            };
+            Incoming::Call(Call {
+                line,
+                id: range_in(line, id.get()),
+                name_at: range_in(line, params.name.get()),
+                name,
+            })
+        }
+        (Some("notifications/cancelled"), None, Some(params)) => {
+            match serde_json::from_str::<CancelledParams<'_>>(params.get()) {
+                Ok(p) => {
+                    let at = range_in(line, p.request_id.get());
+                    Incoming::Cancelled(&line[at])
+                }
+                Err(_) => Incoming::Other,
+            }
+        }
+        _ => Incoming::Other,
+    }
+}
+
+impl Call<'_> {
+    /// The client's id, raw.
+    pub(crate) fn id(&self) -> &[u8] {
+        &self.line[self.id.clone()]
+    }
+
+    /// The request for the upstream: id `up_id` (a JSON string) and the tool's `original`
+    /// name; the rest verbatim, ending with a newline.
+    pub(crate) fn upstream_line(&self, up_id: &str, original: &str) -> Vec<u8> {
+        let name = serde_json::Value::from(original).to_string();
+        let id = serde_json::Value::from(up_id).to_string();
+        let mut edits = [(self.id.clone(), id), (self.name_at.clone(), name)];
+        edits.sort_by_key(|(at, _)| at.start);
+        splice(self.line, &edits)
+    }
+}
+
+/// `line` with each range replaced (ranges in order, not overlapping), and a newline.
+fn splice(line: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len() + 32);
+    let mut from = 0;
+    for (at, with) in edits {
+        out.extend_from_slice(&line[from..at.start]);
+        out.extend_from_slice(with.as_bytes());
+        from = at.end;
+    }
+    out.extend_from_slice(&line[from..]);
+    out.push(b'\n');
+    out
+}
+
+/// An upstream's answer line, by its parts.
+pub(crate) struct Reply<'a> {
+    line: &'a [u8],
+    id: Range<usize>,
+    /// The `result`, raw.
+    pub(crate) result: Option<&'a RawValue>,
+    /// The `error`, raw.
+    pub(crate) error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ReplyShape<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+impl<'a> Reply<'a> {
+    /// Read an answer line (the lane took it by its id, so it is JSON with one).
+    pub(crate) fn parse(line: &'a [u8]) -> Option<Self> {
+        let shape: ReplyShape<'a> = serde_json::from_slice(line).ok()?;
+        Some(Self {
+            line,
+            id: range_in(line, shape.id.get()),
+            result: shape.result,
+            error: shape.error,
+        })
+    }
+
+    /// The answer for the client: its own id `ds_id` (raw JSON) in place of the lane's.
+    pub(crate) fn with_id(&self, ds_id: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.line.len() + ds_id.len() + 1);
+        out.extend_from_slice(&self.line[..self.id.start]);
+        out.extend_from_slice(ds_id);
+        out.extend_from_slice(&self.line[self.id.end..]);
+        out.push(b'\n');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(line: &str) -> Call<'_> {
+        match classify(line.as_bytes()) {
+            Incoming::Call(call) => call,
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_gets_the_upstream_id_and_original_name_and_keeps_the_rest() {
+        let line = r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"units-convert","arguments":{"value":10,"x":[1,{"name":"n"}]}}}"#;
+        let c = call(line);
+        assert_eq!(c.name, "units-convert");
+        assert_eq!(c.id(), b"42");
+        let up = c.upstream_line("pbx-3", "convert");
+        assert_eq!(
+            String::from_utf8(up).expect("utf-8"),
+            r#"{"jsonrpc":"2.0","id":"pbx-3","method":"tools/call","params":{"name":"convert","arguments":{"value":10,"x":[1,{"name":"n"}]}}}"#.to_string() + "\n"
+        );
+        // Members in another order, a string id, an escaped name.
+        let line = r#"{"params":{"arguments":{},"name":"a-\u0062"},"method":"tools/call","id":"x\"y","jsonrpc":"2.0"}"#;
+        let c = call(line);
+        assert_eq!(c.name, "a-b");
+        assert_eq!(c.id(), br#""x\"y""#);
+        let up: serde_json::Value =
+            serde_json::from_slice(&c.upstream_line("pbx-4", "b\"q")).expect("JSON");
+        assert_eq!(up["id"], "pbx-4");
+        assert_eq!(up["params"]["name"], "b\"q");
+    }
+
+    #[test]
+    fn calls_with_meta_or_task_and_other_messages_go_the_full_way() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+            "not json",
+        ] {
+            assert!(matches!(classify(line.as_bytes()), Incoming::Other), "{line}");
+        }
+        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"x"}}"#;
+        assert!(matches!(classify(cancel), Incoming::Cancelled(id) if id == br#""r-1""#));
+    }
+
+    #[test]
+    fn an_answer_gets_the_client_id_back() {
+        let line = br#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"pbx-9"}"#;
+        let reply = Reply::parse(line).expect("an answer");
+        assert!(reply.result.is_some() && reply.error.is_none());
+        assert_eq!(
+            String::from_utf8(reply.with_id(b"\"abc\"")).expect("utf-8"),
+            r#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"abc"}"#
+                .to_string()
+                + "\n"
+        );
+    }
+}

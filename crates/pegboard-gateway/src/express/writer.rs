@@ -1,0 +1,180 @@
+//! One pipe written by two parties, a line at a time: rmcp's transport and the express lane.
+//!
+//! [`SharedWriter`] is the [`AsyncWrite`] handed to rmcp; [`LineSink`] writes whole lines from the
+//! express lane. Both take the same async lock, and rmcp's side holds it from the first byte of
+//! a message to its newline, so a message is never cut by another (a pipe write is atomic only
+//! up to 4 KiB).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+type Acquire<W> = Pin<Box<dyn Future<Output = OwnedMutexGuard<W>> + Send>>;
+
+/// The express lane's end of a shared pipe: writes whole lines.
+#[derive(Debug)]
+pub struct LineSink<W> {
+    inner: Arc<Mutex<W>>,
+}
+
+impl<W> Clone for LineSink<W> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> LineSink<W> {
+    /// Write `line` (which ends with a newline) in one piece, between rmcp's messages.
+    pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut out = self.inner.lock().await;
+        out.write_all(line).await?;
+        out.flush().await
+    }
+}
+
+/// rmcp's end of a shared pipe (see the module docs).
+pub struct SharedWriter<W> {
+    inner: Arc<Mutex<W>>,
+    guard: Option<OwnedMutexGuard<W>>,
+    acquiring: Option<Acquire<W>>,
+    /// Bytes of an unfinished message were written: the lock stays held until its newline.
+    mid_line: bool,
+}
+
+/// Share `writer`: rmcp writes through the first, the express lane through the second.
+pub fn share<W: Send + 'static>(writer: W) -> (SharedWriter<W>, LineSink<W>) {
+    let inner = Arc::new(Mutex::new(writer));
+    let sink = LineSink {
+        inner: inner.clone(),
+    };
+    (
+        SharedWriter {
+            inner,
+            guard: None,
+            acquiring: None,
+            mid_line: false,
+        },
+        sink,
+    )
+}
+
+impl<W: Send + 'static> SharedWriter<W> {
+    fn poll_guard(&mut self, cx: &mut Context<'_>) -> Poll<&mut W> {
+        if self.guard.is_none() {
+            let inner = self.inner.clone();
+            let acquiring = self
+                .acquiring
+                .get_or_insert_with(|| Box::pin(inner.lock_owned()));
+            let guard = ready!(acquiring.as_mut().poll(cx));
+            self.acquiring = None;
+            self.guard = Some(guard);
+        }
+        match self.guard.as_deref_mut() {
+            Some(writer) => Poll::Ready(writer),
+            // Set just above.
+            None => Poll::Pending,
+        }
+    }
+
+    fn release_between_lines(&mut self) {
+        if !self.mid_line {
+            self.guard = None;
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> AsyncWrite for SharedWriter<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let writer = ready!(this.poll_guard(cx));
+        let written = ready!(Pin::new(writer).poll_write(cx, buf))?;
+        if written > 0 {
+            this.mid_line = buf[written - 1] != b'\n';
+        }
+        Poll::Ready(Ok(written))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let writer = ready!(this.poll_guard(cx));
+        ready!(Pin::new(writer).poll_flush(cx))?;
+        this.release_between_lines();
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let writer = ready!(this.poll_guard(cx));
+        ready!(Pin::new(writer).poll_shutdown(cx))?;
+        this.mid_line = false;
+        this.release_between_lines();
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_from_both_ends_never_interleave() -> std::io::Result<()> {
+        let (tx, mut rx) = tokio::io::duplex(64);
+        let (mut rmcp_side, sink) = share(tx);
+        let long = format!("{}\n", "r".repeat(10_000));
+        let short = format!("{}\n", "e".repeat(3_000));
+        let writer = {
+            let long = long.clone();
+            tokio::spawn(async move {
+                for _ in 0..20 {
+                    // In pieces, as a framed writer may: the lock is held until the newline.
+                    let (a, b) = long.as_bytes().split_at(4_000);
+                    rmcp_side.write_all(a).await?;
+                    rmcp_side.flush().await?;
+                    rmcp_side.write_all(b).await?;
+                    rmcp_side.flush().await?;
+                }
+                std::io::Result::Ok(rmcp_side)
+            })
+        };
+        let express = {
+            let short = short.clone();
+            tokio::spawn(async move {
+                for _ in 0..20 {
+                    sink.write_line(short.as_bytes()).await?;
+                }
+                std::io::Result::Ok(())
+            })
+        };
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while out.len() < 20 * (long.len() + short.len()) {
+            let n = rx.read(&mut buf).await?;
+            out.extend_from_slice(&buf[..n]);
+        }
+        writer.await.expect("joined")?;
+        express.await.expect("joined")?;
+        let text = String::from_utf8(out).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 40);
+        for line in lines {
+            assert!(
+                line == long.trim_end() || line == short.trim_end(),
+                "a line was cut: {} bytes",
+                line.len()
+            );
+        }
+        Ok(())
+    }
+}
