@@ -23,10 +23,16 @@ fn main() {
     } else {
         Progress::Stderr
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    // One client over stdio: one worker thread answers it sooner than two handing each call
+    // back and forth (units backend, pegboard-load: +34 µs per call instead of +42, 0.99× direct
+    // at 16 in flight instead of 0.84×). `TOKIO_WORKER_THREADS` still decides when set.
+    if matches!(&cli.command, Command::Serve(args) if args.http.is_none())
+        && std::env::var_os("TOKIO_WORKER_THREADS").is_none()
     {
+        runtime.worker_threads(1);
+    }
+    let runtime = match runtime.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

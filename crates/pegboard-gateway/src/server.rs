@@ -128,6 +128,11 @@ impl BoardServer {
         self
     }
 
+    /// What the lists wait for while servers are still starting.
+    pub(crate) fn startup(&self) -> &crate::startup::Startup {
+        &self.startup
+    }
+
     /// Whether it serves in search mode (see [`BoardServer::with_tool_search`]).
     pub fn searching(&self) -> bool {
         self.search.is_some()
@@ -155,7 +160,9 @@ pub(crate) fn board_error(tool: &str, error: PegBoardError) -> Result<CallToolRe
             source: rmcp::ServiceError::McpError(upstream),
             ..
         } => Err(upstream),
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(other.to_string())])),
+        other => Ok(CallToolResult::error(vec![ContentBlock::text(
+            other.to_string(),
+        )])),
     }
 }
 

@@ -12,9 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::lane::{self, Lane};
 use super::request::{Call, Incoming, Reply, classify};
+use super::tools_list::ToolsList;
 use super::writer::LineSink;
-use crate::upstream::{Flight, Hub};
+use crate::startup::Startup;
 use crate::upstream::limit::Divert;
+use crate::upstream::{Flight, Hub};
 
 /// The first protocol generation whose results need more than the legacy shape (`resultType`).
 const MODERN: &str = "2026-07-28";
@@ -28,16 +30,20 @@ pub struct Front<W> {
     peer: OnceLock<Peer<RoleServer>>,
     /// Calls on the lane by the client's raw id: how to cancel each.
     calls: Mutex<HashMap<Box<[u8]>, CancellationToken>>,
+    startup: Startup,
+    tools: ToolsList,
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
-    pub(crate) fn new(board: PegBoard, out: LineSink<W>) -> Arc<Self> {
+    pub(crate) fn new(board: PegBoard, out: LineSink<W>, startup: Startup) -> Arc<Self> {
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
             board,
             out,
             peer: OnceLock::new(),
             calls: Mutex::new(HashMap::new()),
+            startup,
+            tools: ToolsList::default(),
         })
     }
 
@@ -103,6 +109,22 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         true
     }
 
+    /// Answer `tools/list` from the cached serialisation, once every server has started (before,
+    /// rmcp's way waits for them).
+    fn list_tools(&self, id: &[u8]) -> bool {
+        if !self.startup.is_settled() {
+            return false;
+        }
+        let line = self.tools.answer(&self.board, id);
+        let out = self.out.clone();
+        tokio::spawn(async move {
+            if let Err(e) = out.write_line(&line).await {
+                tracing::debug!("could not answer the client: {e}");
+            }
+        });
+        true
+    }
+
     fn cancel(&self, ds_id: &[u8]) -> bool {
         match self.calls().remove(ds_id) {
             Some(cancel) => {
@@ -121,6 +143,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Divert for Front<W> {
         };
         match classify(line) {
             Incoming::Call(call) => self.take(peer, &call),
+            Incoming::ListTools(id) => self.list_tools(id),
             Incoming::Cancelled(id) => self.cancel(id),
             Incoming::Other => false,
         }
@@ -221,7 +244,10 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Job<W> {
                     Ok(mut result) => {
                         if crate::forward::carries_uris(&result) {
                             let ns = self.target.namespace.as_deref().unwrap_or_default();
-                            pegboard::uri::encode_call_result(&mut result, &pegboard::uri::alias(ns));
+                            pegboard::uri::encode_call_result(
+                                &mut result,
+                                &pegboard::uri::alias(ns),
+                            );
                         }
                         self.message(Ok(result))
                     }

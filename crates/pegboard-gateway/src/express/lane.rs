@@ -137,7 +137,10 @@ mod tests {
             Some(12)
         );
         // rmcp's own ids, a request from the server, and the prefix inside a result.
-        assert_eq!(Lane::answered(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), None);
+        assert_eq!(
+            Lane::answered(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            None
+        );
         assert_eq!(
             Lane::answered(br#"{"jsonrpc":"2.0","id":"pbx-1","method":"sampling/createMessage"}"#),
             None

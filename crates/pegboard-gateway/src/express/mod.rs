@@ -21,6 +21,7 @@
 pub(crate) mod front;
 pub mod lane;
 mod request;
+mod tools_list;
 pub mod writer;
 
 use std::sync::Arc;
@@ -48,7 +49,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let (shared, sink) = writer::share(writer);
-    let front = front::Front::new(server.board().clone(), sink);
+    let front = front::Front::new(server.board().clone(), sink, server.startup().clone());
     // No size limit on what the client sends (as before): only the line splitting is used.
     let reader = LimitedLines::new(reader, usize::MAX, "the client")
         .with_divert(Arc::clone(&front) as Arc<dyn crate::upstream::limit::Divert>);

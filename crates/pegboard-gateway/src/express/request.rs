@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 pub(crate) enum Incoming<'a> {
     /// A `tools/call` request without `_meta` or `task` (those go the full way).
     Call(Call<'a>),
+    /// `tools/list` without a cursor or `_meta`, with its raw id.
+    ListTools(&'a [u8]),
     /// `notifications/cancelled`, with the raw id of the request it cancels.
     Cancelled(&'a [u8]),
     /// Anything else: rmcp's business.
@@ -51,6 +53,14 @@ struct CallParams<'a> {
 }
 
 #[derive(Deserialize)]
+struct ListParams {
+    #[serde(rename = "_meta", default)]
+    meta: Option<IgnoredAny>,
+    #[serde(default)]
+    cursor: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct CancelledParams<'a> {
     #[serde(borrow)]
@@ -85,6 +95,17 @@ pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
                 name_at: range_in(line, params.name.get()),
                 name,
             })
+        }
+        (Some("tools/list"), Some(id), params) => {
+            let plain = params.is_none_or(|params| {
+                serde_json::from_str::<ListParams>(params.get())
+                    .is_ok_and(|p| p.meta.is_none() && p.cursor.is_none())
+            });
+            if plain {
+                Incoming::ListTools(&line[range_in(line, id.get())])
+            } else {
+                Incoming::Other
+            }
         }
         (Some("notifications/cancelled"), None, Some(params)) => {
             match serde_json::from_str::<CancelledParams<'_>>(params.get()) {
@@ -211,12 +232,26 @@ mod tests {
         for line in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
             "not json",
         ] {
-            assert!(matches!(classify(line.as_bytes()), Incoming::Other), "{line}");
+            assert!(
+                matches!(classify(line.as_bytes()), Incoming::Other),
+                "{line}"
+            );
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+        ] {
+            assert!(
+                matches!(classify(line.as_bytes()), Incoming::ListTools(b"7")),
+                "{line}"
+            );
         }
         let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"x"}}"#;
         assert!(matches!(classify(cancel), Incoming::Cancelled(id) if id == br#""r-1""#));

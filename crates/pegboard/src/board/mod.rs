@@ -125,6 +125,18 @@ impl PegBoard {
         self.inner.changes.subscribe()
     }
 
+    /// The board's generation: it grows with every change of the tools on the board (the value
+    /// [`PegBoard::subscribe`] sees). Something derived from the tools, kept with the generation
+    /// it was built at, is current while this returns the same number.
+    ///
+    /// ```
+    /// let board = pegboard::PegBoard::new();
+    /// assert_eq!(board.generation(), board.generation());
+    /// ```
+    pub fn generation(&self) -> u64 {
+        *self.inner.changes.borrow()
+    }
+
     fn snapshot(&self) -> arc_swap::Guard<Arc<Registry>> {
         self.inner.state.load()
     }

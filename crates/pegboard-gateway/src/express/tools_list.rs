@@ -1,0 +1,52 @@
+//! `tools/list` from one serialisation per board generation.
+//!
+//! On rmcp's way every `tools/list` clones each tool out of the board and serialises the typed
+//! list (for 1,000 tools, 9.2M instructions, two thirds of them serialising). The board changes
+//! rarely and says so by its generation ([`PegBoard::generation`]), so the express lane keeps
+//! the list's JSON with the generation it was built at and answers with those bytes until the
+//! generation moves.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use pegboard::PegBoard;
+use rmcp::model::ListToolsResult;
+
+/// The serialised `tools/list` result of one board generation (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct ToolsList {
+    cached: Mutex<Option<(u64, Arc<[u8]>)>>,
+}
+
+impl ToolsList {
+    /// The `result` JSON for the board as it is now.
+    fn result(&self, board: &PegBoard) -> Arc<[u8]> {
+        // Read before building: a change while building makes the next call build again.
+        let generation = board.generation();
+        if let Some((built_at, json)) = &*self.cached.lock().unwrap_or_else(PoisonError::into_inner)
+            && *built_at == generation
+        {
+            return Arc::clone(json);
+        }
+        let mut list = ListToolsResult::with_all_items(board.mcp_tools());
+        // The lane serves legacy sessions only, which have no `resultType` (rmcp strips it for
+        // them on its way).
+        list.result_type = None;
+        // A list of tools made of JSON values serialises without fail.
+        let json: Arc<[u8]> = serde_json::to_vec(&list).unwrap_or_default().into();
+        *self.cached.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((generation, Arc::clone(&json)));
+        json
+    }
+
+    /// The whole answer line for request `id` (raw JSON).
+    pub(crate) fn answer(&self, board: &PegBoard, id: &[u8]) -> Vec<u8> {
+        let result = self.result(board);
+        let mut line = Vec::with_capacity(result.len() + id.len() + 40);
+        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        line.extend_from_slice(id);
+        line.extend_from_slice(br#","result":"#);
+        line.extend_from_slice(&result);
+        line.extend_from_slice(b"}\n");
+        line
+    }
+}
