@@ -28,6 +28,8 @@ pub struct Relay {
     /// 2026-07-28 clients' `subscriptions/listen` streams, by listener id (an id from the same
     /// counter as sessions, so subscriptions can hold either).
     listeners: Mutex<HashMap<u64, SubscriptionSink>>,
+    /// HTTP sessions the express lane may serve (see [`crate::express`]).
+    express_sessions: Arc<crate::express::sessions::Sessions>,
 }
 
 /// A listen stream registered with the relay; dropping it ends its subscriptions.
@@ -64,6 +66,11 @@ impl Relay {
     /// An empty relay.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// The HTTP sessions the express lane may serve.
+    pub(crate) fn express_sessions(&self) -> &Arc<crate::express::sessions::Sessions> {
+        &self.express_sessions
     }
 
     pub(crate) fn next_id(&self) -> u64 {

@@ -166,6 +166,15 @@ pub(crate) fn board_error(tool: &str, error: PegBoardError) -> Result<CallToolRe
     }
 }
 
+/// An HTTP session's place in the express lane's registry, given up when dropped.
+struct SessionEntry(Arc<Relay>, String);
+
+impl Drop for SessionEntry {
+    fn drop(&mut self) {
+        self.0.express_sessions().remove(&self.1);
+    }
+}
+
 /// What `--stateless` cannot do: it keeps no session to hold `what`.
 fn no_session(what: &str) -> ErrorData {
     ErrorData::new(
@@ -405,7 +414,17 @@ impl ServerHandler for BoardServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Over HTTP: the session may take the express lane from now on, until it ends.
+        let http_session = (!self.stateless)
+            .then(|| context.extensions.get::<axum::http::request::Parts>())
+            .flatten()
+            .and_then(|parts| parts.headers.get(crate::express::sessions::SESSION_HEADER))
+            .and_then(|id| id.to_str().ok())
+            .map(str::to_string);
         let peer = context.peer;
+        if let Some(id) = &http_session {
+            self.relay.express_sessions().add(id, peer.clone());
+        }
         self.session.start(&self.board, peer.clone());
         let relay = self.relay.clone();
         let board = self.board.clone();
@@ -414,6 +433,8 @@ impl ServerHandler for BoardServer {
         changes.mark_unchanged();
         tokio::spawn(async move {
             let mut prune = tokio::time::interval(PRUNE_INTERVAL);
+            // Leaving the loop: the session is over.
+            let _registered = http_session.map(|id| SessionEntry(relay.clone(), id));
             loop {
                 tokio::select! {
                     changed = changes.changed() => {

@@ -18,9 +18,12 @@
 //! the call (sampling, elicitation, roots), errors worded the same, resource URIs in results
 //! namespaced (then the result is rebuilt as on rmcp's way).
 
+mod call;
 pub(crate) mod front;
+pub(crate) mod http;
 pub mod lane;
 mod request;
+pub mod sessions;
 mod tools_list;
 pub mod writer;
 

@@ -78,8 +78,23 @@ pub fn router(
         manager: Arc::clone(&manager),
         max: options.sessions.max,
     };
+    let lane = crate::express::http::HttpLane::new(
+        server.board().clone(),
+        Arc::clone(server.relay().express_sessions()),
+        server.startup().clone(),
+        config.allowed_hosts.clone(),
+        options.sessions.idle,
+        config.max_request_body_bytes,
+    );
     let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
+    // The express lane in front of rmcp, behind the guards below (see `crate::express::http`).
+    let service = tower::ServiceBuilder::new()
+        .layer(middleware::from_fn_with_state(
+            lane,
+            crate::express::http::serve,
+        ))
+        .service(service);
     Ok(Router::new()
         .nest_service(MCP_PATH, service)
         .fallback(not_found)

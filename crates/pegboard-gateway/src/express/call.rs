@@ -1,0 +1,195 @@
+//! One `tools/call` on the express lane, from the client's request to the answer line.
+
+use std::sync::Arc;
+
+use pegboard::{PegBoard, PegBoardError, ToolTarget};
+use rmcp::model::{CallToolResult, NumberOrString, ProgressToken, RequestId};
+use rmcp::{ErrorData, Peer, RoleServer, ServiceError};
+use tokio::sync::oneshot;
+
+use super::lane::{self, Lane};
+use super::request::{Call, Reply};
+use crate::upstream::{Flight, Hub};
+
+/// The first protocol generation whose results need more than the legacy shape (`resultType`).
+const MODERN: &str = "2026-07-28";
+
+/// Whether the client of `peer` speaks a legacy protocol generation (the lane's results are
+/// the servers' as they are: no `resultType` added).
+pub(crate) fn legacy_client(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.protocol_version.as_str() < MODERN)
+}
+
+/// A call ready to go on the lane, or `None` when it must take rmcp's way: its tool's server
+/// has no lane (not stdio, or `"session": "per-client"`), speaks 2026-07-28, or the tool has not
+/// answered a plain call yet (the first call learns whether it needs a task).
+pub(crate) fn prepare(board: &PegBoard, peer: &Peer<RoleServer>, call: &Call<'_>) -> Option<Job> {
+    let target = board.tool_target(&call.name).ok()?;
+    let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>())?;
+    let lane = hub.lane()?.clone();
+    let legacy_server = target
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.protocol_version.as_str() < MODERN);
+    if !legacy_server || hub.per_client().is_some() || !hub.is_plain(&target.original) {
+        return None;
+    }
+    let (n, answer) = lane.begin().ok()?;
+    let up_id = lane::request_id(n);
+    Some(Job {
+        request: call.upstream_line(&up_id, &target.original),
+        answer: Some(answer),
+        peer: peer.clone(),
+        lane,
+        hub,
+        name: call.name.to_string(),
+        n,
+        up_id,
+        ds_id: call.id().into(),
+        target,
+    })
+}
+
+/// One call on the lane (see [`prepare`]).
+pub(crate) struct Job {
+    request: Vec<u8>,
+    answer: Option<oneshot::Receiver<Vec<u8>>>,
+    peer: Peer<RoleServer>,
+    lane: Arc<Lane>,
+    hub: Arc<Hub>,
+    target: ToolTarget,
+    name: String,
+    n: u64,
+    up_id: String,
+    ds_id: Box<[u8]>,
+}
+
+/// Forgets the call on the lane however the job ends (answered, failed, dropped).
+struct Forget<'a>(&'a Lane, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.forget(self.1);
+    }
+}
+
+impl Job {
+    /// Send the call and wait for its answer: the line for the client. Dropped before the
+    /// answer (the client cancelled or went away), it cancels the call upstream.
+    pub(crate) async fn run(mut self) -> Vec<u8> {
+        tracing::trace!(tool = %self.name, "express call");
+        let Some(answer) = self.answer.take() else {
+            return self.unexpected();
+        };
+        let _forget = Forget(&self.lane, self.n);
+        let up_id = RequestId::from(NumberOrString::String(self.up_id.as_str().into()));
+        let ds_id = serde_json::from_slice::<RequestId>(&self.ds_id)
+            .unwrap_or_else(|_| RequestId::from(NumberOrString::Number(0)));
+        // The server may ask the client something mid-call (sampling, elicitation, roots):
+        // the flight ties it to this call, as on rmcp's way; dropped unfinished, it cancels
+        // the call upstream.
+        let guard = self.hub.flights().register(
+            &self.target.peer,
+            up_id,
+            ProgressToken(NumberOrString::String(self.up_id.as_str().into())),
+            Flight::new(self.peer.clone(), ds_id, None, true),
+        );
+        match self.exchange(answer).await {
+            Ok(reply) => {
+                guard.finish();
+                self.answer(&reply)
+            }
+            // Timed out: the guard, dropped unfinished, tells the server.
+            Err(error @ PegBoardError::Timeout { .. }) => self.failure(error),
+            Err(error) => {
+                guard.finish();
+                self.failure(error)
+            }
+        }
+    }
+
+    fn namespace(&self) -> Option<String> {
+        self.target.namespace.as_deref().map(str::to_string)
+    }
+
+    async fn exchange(&self, answer: oneshot::Receiver<Vec<u8>>) -> Result<Vec<u8>, PegBoardError> {
+        let closed = || PegBoardError::ServiceClosed {
+            namespace: self.namespace(),
+        };
+        self.lane.send(&self.request).await.map_err(|_| closed())?;
+        match self.target.timeout {
+            None => answer.await.map_err(|_| closed()),
+            Some(after) => match tokio::time::timeout(after, answer).await {
+                Ok(answer) => answer.map_err(|_| closed()),
+                Err(_) => Err(PegBoardError::Timeout {
+                    operation: self.name.clone(),
+                    namespace: self.namespace(),
+                    after,
+                }),
+            },
+        }
+    }
+
+    /// The server's answer for the client: verbatim with the client's id, unless resource URIs
+    /// in it must be namespaced (then as rmcp's way builds it).
+    fn answer(&self, line: &[u8]) -> Vec<u8> {
+        let Some(reply) = Reply::parse(line) else {
+            return self.unexpected();
+        };
+        match (reply.result, reply.error) {
+            (Some(result), _) if self.target.namespace.is_some() && may_carry_uris(result) => {
+                match serde_json::from_str::<CallToolResult>(result.get()) {
+                    Ok(mut result) => {
+                        if let Some(ns) = &self.target.namespace
+                            && crate::forward::carries_uris(&result)
+                        {
+                            pegboard::uri::encode_call_result(
+                                &mut result,
+                                &pegboard::uri::alias(ns),
+                            );
+                        }
+                        self.message(Ok(result))
+                    }
+                    Err(_) => self.unexpected(),
+                }
+            }
+            (Some(_), _) | (None, Some(_)) => reply.with_id(&self.ds_id),
+            (None, None) => self.unexpected(),
+        }
+    }
+
+    fn unexpected(&self) -> Vec<u8> {
+        self.failure(PegBoardError::ServiceError {
+            tool: self.name.clone(),
+            namespace: self.namespace(),
+            source: ServiceError::UnexpectedResponse,
+        })
+    }
+
+    fn failure(&self, error: PegBoardError) -> Vec<u8> {
+        self.message(crate::server::board_error(&self.name, error))
+    }
+
+    /// A whole answer line for the client, built from typed parts.
+    fn message(&self, answer: Result<CallToolResult, ErrorData>) -> Vec<u8> {
+        let id = serde_json::from_slice::<serde_json::Value>(&self.ds_id)
+            .unwrap_or(serde_json::Value::Null);
+        let message = match answer {
+            Ok(result) => serde_json::json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err(error) => serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+        };
+        // A JSON value serialises without fail.
+        let mut line = serde_json::to_vec(&message).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+}
+
+/// Whether a raw result may hold a resource link, an embedded resource or `_meta.ui` (a cheap
+/// byte search; most results have none and pass verbatim).
+fn may_carry_uris(result: &serde_json::value::RawValue) -> bool {
+    let bytes = result.get().as_bytes();
+    memchr::memmem::find(bytes, b"resource").is_some()
+        || memchr::memmem::find(bytes, b"\"ui\"").is_some()
+}

@@ -1,0 +1,228 @@
+//! The express lane over streamable HTTP: a middleware in front of rmcp's service at `/mcp`.
+//!
+//! A `POST` of an open session (see [`super::sessions`]) carrying a `tools/call` the lane can take
+//! (see [`super::call::prepare`]) or a plain `tools/list` is answered here with one JSON body
+//! (`application/json`, which every client must accept); everything else goes on to rmcp
+//! unchanged. Only requests rmcp would accept as they are take the lane: no `Origin` header
+//! (rmcp checks those), a `Host` rmcp allows, JSON in, JSON and SSE accepted, no SEP-2243
+//! `Mcp-Method` header, a legacy `MCP-Protocol-Version`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use pegboard::PegBoard;
+use tokio_util::sync::CancellationToken;
+
+use super::call::prepare;
+use super::request::{Incoming, classify};
+use super::sessions::{SESSION_HEADER, Sessions};
+use super::tools_list::ToolsList;
+use crate::startup::Startup;
+
+/// What the middleware needs (see the module docs).
+pub(crate) struct HttpLane {
+    board: PegBoard,
+    sessions: Arc<Sessions>,
+    startup: Startup,
+    tools: ToolsList,
+    /// The Host values rmcp allows (as given to it).
+    hosts: Vec<String>,
+    /// rmcp's idle limit for a session.
+    idle: Duration,
+    /// rmcp's limit on a request body.
+    max_body: usize,
+    /// Calls on the lane by session and the client's raw id: how to cancel each.
+    calls: Mutex<HashMap<(Arc<str>, Box<[u8]>), CancellationToken>>,
+}
+
+impl HttpLane {
+    pub(crate) fn new(
+        board: PegBoard,
+        sessions: Arc<Sessions>,
+        startup: Startup,
+        hosts: Vec<String>,
+        idle: Duration,
+        max_body: usize,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            board,
+            sessions,
+            startup,
+            tools: ToolsList::default(),
+            hosts,
+            idle,
+            max_body,
+            calls: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn calls(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(Arc<str>, Box<[u8]>), CancellationToken>> {
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the headers are ones rmcp would take as they are (see the module docs).
+    fn plain_headers(&self, headers: &HeaderMap) -> bool {
+        let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+        let accept = headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .collect::<Vec<_>>();
+        let json_in = text(header::CONTENT_TYPE.as_str()).is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
+        !headers.contains_key(header::ORIGIN)
+            && !headers.contains_key("mcp-method")
+            && json_in
+            && accept.iter().any(|a| a == "application/json")
+            && accept.iter().any(|a| a == "text/event-stream")
+            && text("mcp-protocol-version").is_none_or(|v| v < "2026")
+            && text(header::HOST.as_str()).is_some_and(|host| host_allowed(host, &self.hosts))
+    }
+}
+
+/// rmcp's Host rule: the host (and the port, when the allowed entry has one) of an entry.
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
+        return false;
+    };
+    let normal = |h: &str| h.trim_matches(['[', ']']).to_ascii_lowercase();
+    let (host, port) = (normal(authority.host()), authority.port_u16());
+    allowed.is_empty()
+        || allowed.iter().any(
+            |entry| match entry.trim().parse::<axum::http::uri::Authority>() {
+                Ok(a) => normal(a.host()) == host && a.port_u16().is_none_or(|p| Some(p) == port),
+                Err(_) => normal(entry.trim()) == host,
+            },
+        )
+}
+
+/// The middleware (see the module docs).
+pub(crate) async fn serve(
+    State(lane): State<Arc<HttpLane>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let session: Option<Arc<str>> = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::from);
+    let Some(session) = session else {
+        return next.run(request).await;
+    };
+    let peer = (request.method() == axum::http::Method::POST
+        && lane.plain_headers(request.headers()))
+    .then(|| lane.sessions.for_lane(&session, lane.idle))
+    .flatten();
+    let Some(peer) = peer else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, lane.max_body).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body could not be read whole (limit {} bytes): {e}\n",
+                    lane.max_body
+                ),
+            )
+                .into_response();
+        }
+    };
+    match classify(&bytes) {
+        Incoming::Call(call) => {
+            if let Some(job) = prepare(&lane.board, &peer, &call) {
+                let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
+                let cancel = CancellationToken::new();
+                lane.calls().insert(key.clone(), cancel.clone());
+                let answer = tokio::select! {
+                    answer = job.run() => Some(answer),
+                    () = cancel.cancelled() => None,
+                };
+                lane.calls().remove(&key);
+                return match answer {
+                    Some(line) => json(line),
+                    // Cancelled by the client, which expects no answer: end the exchange.
+                    None => StatusCode::ACCEPTED.into_response(),
+                };
+            }
+        }
+        Incoming::ListTools(id) if lane.startup.is_settled() => {
+            return json(lane.tools.answer(&lane.board, id));
+        }
+        Incoming::Cancelled(id) => {
+            let key = (Arc::clone(&session), Box::<[u8]>::from(id));
+            if let Some(cancel) = lane.calls().remove(&key) {
+                cancel.cancel();
+                return StatusCode::ACCEPTED.into_response();
+            }
+        }
+        Incoming::ListTools(_) | Incoming::Other => {}
+    }
+    lane.sessions.through_rmcp(&session);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// A JSON-RPC answer line as the response body.
+fn json(mut line: Vec<u8>) -> Response {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Bytes::from(line),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_follow_rmcps_rule() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "gw.lan:8700"]
+            .map(String::from)
+            .to_vec();
+        for ok in [
+            "localhost:8700",
+            "LOCALHOST",
+            "127.0.0.1:1",
+            "[::1]:8700",
+            "gw.lan:8700",
+        ] {
+            assert!(host_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "evil.com",
+            "gw.lan:9999",
+            "gw.lan",
+            "127.0.0.2:8700",
+            "not a host",
+        ] {
+            assert!(!host_allowed(bad, &allowed), "{bad}");
+        }
+    }
+}
