@@ -16,8 +16,6 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin};
 use tokio::sync::{mpsc, watch};
 
-use common::{installed, test_deps};
-
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A raw session with `pegboard serve` over stdio.
@@ -167,26 +165,10 @@ impl Session {
     }
 }
 
-/// `value` with every number as an f64, so `1` and `1.0` compare equal.
-fn numbers_as_f64(value: &Value) -> Value {
-    match value {
-        Value::Number(n) => n.as_f64().map_or(Value::Null, Value::from),
-        Value::Array(items) => items.iter().map(numbers_as_f64).collect(),
-        Value::Object(map) => map
-            .iter()
-            .map(|(k, v)| (k.clone(), numbers_as_f64(v)))
-            .collect(),
-        other => other.clone(),
-    }
-}
-
-fn everything() -> Value {
-    json!({"command": installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))})
-}
-
 #[tokio::test]
 async fn lane_answers_equal_rmcps_way_for_server_everythings_tools() -> Result<()> {
-    let mut s = Session::start(&json!({"mcpServers": {"everything": everything()}})).await?;
+    let mut s =
+        Session::start(&json!({"mcpServers": {"everything": common::everything_entry()}})).await?;
     let mut lane_calls = 0;
     for (tool, arguments) in [
         (
@@ -222,13 +204,13 @@ async fn lane_answers_equal_rmcps_way_for_server_everythings_tools() -> Result<(
         // The lane passes the server's numbers as written (`1`); rmcp's way re-encodes them
         // (`1.0`): equal as JSON numbers.
         assert_eq!(
-            numbers_as_f64(&full["result"]),
-            numbers_as_f64(&lane["result"]),
+            common::numbers_as_f64(&full["result"]),
+            common::numbers_as_f64(&lane["result"]),
             "{tool}"
         );
         assert_eq!(
-            numbers_as_f64(&full["error"]),
-            numbers_as_f64(&lane["error"]),
+            common::numbers_as_f64(&full["error"]),
+            common::numbers_as_f64(&lane["error"]),
             "{tool}"
         );
     }
@@ -269,7 +251,8 @@ async fn lane_answers_equal_rmcps_way_for_server_everythings_tools() -> Result<(
 
 #[tokio::test]
 async fn a_server_asking_for_sampling_mid_call_reaches_the_client_on_the_lane() -> Result<()> {
-    let mut s = Session::start(&json!({"mcpServers": {"everything": everything()}})).await?;
+    let mut s =
+        Session::start(&json!({"mcpServers": {"everything": common::everything_entry()}})).await?;
     let tool = "everything-trigger-sampling-request";
     for (round, meta) in [(1, Some(json!({}))), (2, None)] {
         let mut params = json!({"name": tool, "arguments": {"prompt": format!("round {round}"), "maxTokens": 5}});

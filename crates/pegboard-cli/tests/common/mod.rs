@@ -112,3 +112,25 @@ pub fn host_port(url: &str) -> String {
         .trim_end_matches("/mcp")
         .to_string()
 }
+
+/// A config entry for `@modelcontextprotocol/server-everything` (installed by the test deps).
+pub fn everything_entry() -> serde_json::Value {
+    serde_json::json!({
+        "command": installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
+    })
+}
+
+/// `value` with every number as an f64, so `1` (a server's own JSON) and `1.0` (re-encoded by
+/// rmcp) compare equal.
+pub fn numbers_as_f64(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => n.as_f64().map_or(Value::Null, Value::from),
+        Value::Array(items) => items.iter().map(numbers_as_f64).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.clone(), numbers_as_f64(v)))
+            .collect(),
+        other => other.clone(),
+    }
+}

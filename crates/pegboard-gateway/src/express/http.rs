@@ -129,6 +129,11 @@ pub(crate) async fn serve(
     let Some(session) = session else {
         return next.run(request).await;
     };
+    if request.method() == axum::http::Method::DELETE {
+        // The client ends the session: no call of it takes the lane from now on.
+        lane.sessions.remove(&session);
+        return next.run(request).await;
+    }
     let peer = (request.method() == axum::http::Method::POST
         && lane.plain_headers(request.headers()))
     .then(|| lane.sessions.for_lane(&session, lane.idle))

@@ -1,0 +1,295 @@
+//! The express lane of `pegboard serve --http` (pegboard_gateway::express::http), over raw HTTP.
+//! rmcp's way answers a request with an SSE stream; the lane answers with one JSON body, so the
+//! response's content type tells which way a request went. A call with `"_meta": {}` goes
+//! rmcp's way, the same call without takes the lane: the answers must be the same.
+
+mod common;
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::watch;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Which way a request went, by the response's content type.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Way {
+    Lane,
+    Rmcp,
+}
+
+struct Gateway {
+    _dir: tempfile::TempDir,
+    _child: tokio::process::Child,
+    url: String,
+    http: reqwest::Client,
+    session: String,
+    stderr: watch::Receiver<Vec<String>>,
+}
+
+impl Gateway {
+    async fn start(servers: Value) -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("pegboard.json");
+        std::fs::write(&path, json!({ "mcpServers": servers }).to_string())?;
+        let mut child = tokio::process::Command::new(common::pegboard())
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(&path)
+            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard::server_stderr=debug,demo_servers=info")
+            .env_remove("PEGBOARD_TOKEN")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().context("stderr")?).lines();
+        let (seen, stderr) = watch::channel(Vec::new());
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                seen.send_modify(|all| all.push(line));
+            }
+        });
+        let mut watching = stderr.clone();
+        let found = tokio::time::timeout(
+            WAIT,
+            watching.wait_for(|lines| lines.iter().any(|l| common::serving_url(l).is_some())),
+        )
+        .await
+        .context("no `serving at URL` line")??
+        .iter()
+        .find_map(|l| common::serving_url(l));
+        let url = found.context("a URL")?;
+        let mut gateway = Self {
+            _dir: dir,
+            _child: child,
+            url,
+            http: {
+                // reqwest is built without a crypto provider in this workspace (rustls with ring).
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::new()
+            },
+            session: String::new(),
+            stderr,
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "e2e-express-http", "version": "1"}
+        }});
+        let response = gateway.post_raw(&init, &[]).await?;
+        gateway.session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .context("a session id")?
+            .to_string();
+        let (_, answer) = read(response).await?;
+        if answer.get("result").is_none() {
+            bail!("initialize failed: {answer}");
+        }
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = gateway.post_raw(&initialized, &[]).await?;
+        if response.status() != reqwest::StatusCode::ACCEPTED {
+            bail!("initialized: {}", response.status());
+        }
+        Ok(gateway)
+    }
+
+    async fn post_raw(&self, body: &Value, extra: &[(&str, &str)]) -> Result<reqwest::Response> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(body.to_string());
+        if !self.session.is_empty() {
+            request = request.header("mcp-session-id", &self.session);
+        }
+        for (name, value) in extra {
+            request = request.header(*name, *value);
+        }
+        Ok(tokio::time::timeout(WAIT, request.send()).await??)
+    }
+
+    /// Send a request; its answer and which way it went.
+    async fn request(&self, id: Value, method: &str, params: Value) -> Result<(Way, Value)> {
+        self.request_with(id, method, params, &[]).await
+    }
+
+    async fn request_with(
+        &self,
+        id: Value,
+        method: &str,
+        params: Value,
+        extra: &[(&str, &str)],
+    ) -> Result<(Way, Value)> {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self.post_raw(&body, extra).await?;
+        if !response.status().is_success() {
+            bail!("{method}: HTTP {}", response.status());
+        }
+        read(response).await
+    }
+
+    async fn wait_stderr(&mut self, needle: &str) -> Result<()> {
+        tokio::time::timeout(
+            WAIT,
+            self.stderr
+                .wait_for(|lines| lines.iter().any(|l| l.contains(needle))),
+        )
+        .await
+        .with_context(|| format!("the gateway never logged {needle:?}"))??;
+        Ok(())
+    }
+}
+
+/// The JSON-RPC answer in a response: its JSON body, or the SSE event that carries an id.
+async fn read(response: reqwest::Response) -> Result<(Way, Value)> {
+    let sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let text = tokio::time::timeout(WAIT, response.text()).await??;
+    if !sse {
+        return Ok((Way::Lane, serde_json::from_str(&text)?));
+    }
+    for line in text.lines() {
+        if let Some(data) = line.strip_prefix("data:")
+            && let Ok(message) = serde_json::from_str::<Value>(data.trim())
+            && message.get("id").is_some()
+        {
+            return Ok((Way::Rmcp, message));
+        }
+    }
+    bail!("no answer in the event stream: {text}")
+}
+
+#[tokio::test]
+async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
+    let gw = Gateway::start(json!({"everything": common::everything_entry()})).await?;
+    for (tool, arguments) in [
+        ("everything-echo", json!({"message": "héllo \u{1F600}"})),
+        ("everything-get-sum", json!({"a": 2, "b": 40.5})),
+        (
+            "everything-get-structured-content",
+            json!({"location": "Chicago"}),
+        ),
+        (
+            "everything-get-annotated-message",
+            json!({"messageType": "success", "includeImage": true}),
+        ),
+        ("everything-get-resource-links", json!({"count": 2})),
+        ("everything-get-sum", json!({"a": "x"})),
+    ] {
+        let (way, full) = gw
+            .request(
+                json!("full"),
+                "tools/call",
+                json!({"name": tool, "arguments": arguments, "_meta": {}}),
+            )
+            .await?;
+        assert_eq!(way, Way::Rmcp, "{tool}");
+        let (way, lane) = gw
+            .request(
+                json!(7),
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+            )
+            .await?;
+        assert_eq!(way, Way::Lane, "{tool}: {lane}");
+        assert_eq!(lane["id"], 7);
+        assert_eq!(
+            common::numbers_as_f64(&full["result"]),
+            common::numbers_as_f64(&lane["result"]),
+            "{tool}"
+        );
+        assert_eq!(
+            common::numbers_as_f64(&full["error"]),
+            common::numbers_as_f64(&lane["error"]),
+            "{tool}"
+        );
+    }
+    let (way, full) = gw
+        .request(json!(1), "tools/list", json!({"_meta": {}}))
+        .await?;
+    assert_eq!(way, Way::Rmcp);
+    let (way, cached) = gw.request(json!(2), "tools/list", json!({})).await?;
+    assert_eq!(way, Way::Lane);
+    assert!(
+        full["result"] == cached["result"],
+        "the cached list differs"
+    );
+
+    // A request with an Origin is left to rmcp, which checks it.
+    let (way, _) = gw
+        .request_with(
+            json!(8),
+            "tools/call",
+            json!({"name": "everything-echo", "arguments": {"message": "o"}}),
+            &[("origin", "http://localhost:3000")],
+        )
+        .await?;
+    assert_eq!(way, Way::Rmcp);
+
+    // An ended session is not served by the lane either: rmcp says it is gone.
+    let deleted = gw
+        .http
+        .delete(&gw.url)
+        .header("mcp-session-id", &gw.session)
+        .send()
+        .await?;
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    let gone = gw
+        .post_raw(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": "everything-echo", "arguments": {"message": "late"}}}),
+            &[],
+        )
+        .await?;
+    assert_eq!(gone.status(), reqwest::StatusCode::NOT_FOUND);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
+    let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
+    let (way, _) = gw
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name": "t-sleep", "arguments": {"ms": 1}}),
+        )
+        .await?;
+    assert_eq!(
+        way,
+        Way::Rmcp,
+        "a tool's first call learns it answers plainly"
+    );
+    let body = json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+        "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
+    let long = {
+        let request = gw
+            .http
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &gw.session)
+            .body(body.to_string())
+            .send();
+        tokio::spawn(async move { request.await.map(|r| r.status()) })
+    };
+    // Logged once the call is on the lane (and can be cancelled there).
+    gw.wait_stderr("express call").await?;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "long", "reason": "no longer needed"}});
+    let cancelled = gw.post_raw(&cancel, &[]).await?;
+    assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
+    gw.wait_stderr("sleep cancelled by the client").await?;
+    assert_eq!(long.await??, reqwest::StatusCode::ACCEPTED);
+    Ok(())
+}
