@@ -1,8 +1,8 @@
 //! The express lane of `pegboard serve` over stdio (pegboard_gateway::express): `tools/call` and
 //! `tools/list` answered past rmcp must be what rmcp's way answers, and keep cancellation,
 //! timeouts, a server's requests mid-call and errors. Raw JSON-RPC lines, so the test sees exactly
-//! what a client gets. A call with `"_meta": {}` takes rmcp's way (the lane leaves `_meta` to it),
-//! the same call without takes the lane: the two are compared. The gateway's trace log counts the
+//! what a client gets. A call whose `_meta` holds more than a progress token takes rmcp's way
+//! (`"_meta": {"e2e/way": "rmcp"}`), the same call without takes the lane: the two are compared. The gateway's trace log counts the
 //! lane's calls, so a test also fails if the lane was not taken.
 
 mod common;
@@ -117,6 +117,21 @@ impl Session {
         }
     }
 
+    /// The notifications that come before the answer to `id`, and the answer.
+    async fn until_answer(&mut self, id: &Value) -> Result<(Vec<Value>, Value)> {
+        let mut notifications = Vec::new();
+        loop {
+            let message = tokio::time::timeout(WAIT, self.lines.recv())
+                .await
+                .context("no answer from the gateway")?
+                .context("the gateway closed stdout")?;
+            if message.get("id") == Some(id) {
+                return Ok((notifications, message));
+            }
+            notifications.push(message);
+        }
+    }
+
     async fn request(&mut self, id: Value, method: &str, params: Value) -> Result<Value> {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await?;
@@ -133,7 +148,7 @@ impl Session {
             .request(
                 json!(format!("full-{tool}")),
                 "tools/call",
-                json!({"name": tool, "arguments": arguments, "_meta": {}}),
+                json!({"name": tool, "arguments": arguments, "_meta": {"e2e/way": "rmcp"}}),
             )
             .await?;
         let express = self
@@ -230,7 +245,11 @@ async fn lane_answers_equal_rmcps_way_for_server_everythings_tools() -> Result<(
 
     // tools/list from the cache equals rmcp's (`_meta` sends it that way).
     let full = s
-        .request(json!("l1"), "tools/list", json!({"_meta": {}}))
+        .request(
+            json!("l1"),
+            "tools/list",
+            json!({"_meta": {"e2e/way": "rmcp"}}),
+        )
         .await?;
     let cached = s.request(json!("l2"), "tools/list", json!({})).await?;
     let again = s.request(json!("l3"), "tools/list", json!({})).await?;
@@ -254,7 +273,7 @@ async fn a_server_asking_for_sampling_mid_call_reaches_the_client_on_the_lane() 
     let mut s =
         Session::start(&json!({"mcpServers": {"everything": common::everything_entry()}})).await?;
     let tool = "everything-trigger-sampling-request";
-    for (round, meta) in [(1, Some(json!({}))), (2, None)] {
+    for (round, meta) in [(1, Some(json!({"e2e/way": "rmcp"}))), (2, None)] {
         let mut params = json!({"name": tool, "arguments": {"prompt": format!("round {round}"), "maxTokens": 5}});
         if let Some(meta) = meta {
             params["_meta"] = meta;
@@ -279,6 +298,43 @@ async fn a_server_asking_for_sampling_mid_call_reaches_the_client_on_the_lane() 
         );
     }
     s.wait_express(1).await
+}
+
+#[tokio::test]
+async fn progress_on_the_lane_comes_with_the_clients_token_before_the_answer() -> Result<()> {
+    let mut s =
+        Session::start(&json!({"mcpServers": {"everything": common::everything_entry()}})).await?;
+    let tool = "everything-trigger-long-running-operation";
+    let mut seen = Vec::new();
+    for (id, meta) in [
+        (
+            json!("full"),
+            json!({"progressToken": "tok-full", "e2e/way": "rmcp"}),
+        ),
+        (json!("lane"), json!({"progressToken": "tok-lane"})),
+    ] {
+        s.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"duration": 0.3, "steps": 3}, "_meta": meta}}))
+            .await?;
+        let (notifications, answer) = s.until_answer(&id).await?;
+        assert!(answer.get("result").is_some(), "{answer}");
+        let progress: Vec<Value> = notifications
+            .iter()
+            .filter(|n| n["method"] == "notifications/progress")
+            .map(|n| n["params"].clone())
+            .collect();
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["progressToken"] == meta["progressToken"]),
+            "{progress:?}"
+        );
+        seen.push((progress.len(), answer["result"].clone()));
+    }
+    s.wait_express(1).await?;
+    assert_eq!(seen[0].0, 3, "rmcp's way: every step before the answer");
+    assert_eq!(seen[0], seen[1], "the lane: the same progress and answer");
+    Ok(())
 }
 
 fn test_server(extra: Value) -> Value {

@@ -1,7 +1,8 @@
 //! The express lane of `pegboard serve --http` (pegboard_gateway::express::http), over raw HTTP.
 //! rmcp's way answers a request with an SSE stream; the lane answers with one JSON body, so the
-//! response's content type tells which way a request went. A call with `"_meta": {}` goes
-//! rmcp's way, the same call without takes the lane: the answers must be the same.
+//! response's content type tells which way a request went. A call whose `_meta` holds more than
+//! a progress token goes rmcp's way (`"_meta": {"e2e/way": "rmcp"}`), the same call without takes
+//! the lane: the answers must be the same.
 
 mod common;
 
@@ -190,7 +191,7 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
             .request(
                 json!("full"),
                 "tools/call",
-                json!({"name": tool, "arguments": arguments, "_meta": {}}),
+                json!({"name": tool, "arguments": arguments, "_meta": {"e2e/way": "rmcp"}}),
             )
             .await?;
         assert_eq!(way, Way::Rmcp, "{tool}");
@@ -215,7 +216,11 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
         );
     }
     let (way, full) = gw
-        .request(json!(1), "tools/list", json!({"_meta": {}}))
+        .request(
+            json!(1),
+            "tools/list",
+            json!({"_meta": {"e2e/way": "rmcp"}}),
+        )
         .await?;
     assert_eq!(way, Way::Rmcp);
     let (way, cached) = gw.request(json!(2), "tools/list", json!({})).await?;

@@ -178,6 +178,7 @@ fn summary(tools: usize, started: &Started) -> String {
 
 async fn serve_stdio(server: BoardServer) -> Result<()> {
     let serving = async move {
+        pegboard_gateway::express::pipe::widen(std::io::stdout());
         let (reader, writer) = rmcp::transport::stdio_pipes();
         let running = match pegboard_gateway::express::serve(server, reader, writer).await {
             Ok(r) => r,

@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
+use super::lane::{self, Lane, Waiting};
+use super::request::{self, Call, Reply};
+use super::writer::LineOut;
+use crate::upstream::{Flight, Hub};
 use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::model::{CallToolResult, NumberOrString, ProgressToken, RequestId};
 use rmcp::{ErrorData, Peer, RoleServer, ServiceError};
-use tokio::sync::oneshot;
-
-use super::lane::{self, Lane};
-use super::request::{Call, Reply};
-use crate::upstream::{Flight, Hub};
 
 /// The first protocol generation whose results need more than the legacy shape (`resultType`).
 const MODERN: &str = "2026-07-28";
@@ -21,10 +20,30 @@ pub(crate) fn legacy_client(peer: &Peer<RoleServer>) -> bool {
         .is_some_and(|info| info.protocol_version.as_str() < MODERN)
 }
 
+/// Where a call's progress notifications go: the client's output, under the client's token.
+pub(crate) struct Progress {
+    ds_token: Box<[u8]>,
+    out: Arc<dyn LineOut>,
+}
+
 /// A call ready to go on the lane, or `None` when it must take rmcp's way: its tool's server
-/// has no lane (not stdio, or `"session": "per-client"`), speaks 2026-07-28, or the tool has not
-/// answered a plain call yet (the first call learns whether it needs a task).
-pub(crate) fn prepare(board: &PegBoard, peer: &Peer<RoleServer>, call: &Call<'_>) -> Option<Job> {
+/// has no lane (not stdio, or `"session": "per-client"`), speaks 2026-07-28, the tool has not
+/// answered a plain call yet (the first call learns whether it needs a task), or the client
+/// asked for progress and `progress_out` is `None` (an HTTP answer is one JSON body).
+pub(crate) fn prepare(
+    board: &PegBoard,
+    peer: &Peer<RoleServer>,
+    call: &Call<'_>,
+    progress_out: Option<Arc<dyn LineOut>>,
+) -> Option<Job> {
+    let progress = match (call.progress_token(), progress_out) {
+        (None, _) => None,
+        (Some(token), Some(out)) => Some(Progress {
+            ds_token: token.into(),
+            out,
+        }),
+        (Some(_), None) => return None,
+    };
     let target = board.tool_target(&call.name).ok()?;
     let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>())?;
     let lane = hub.lane()?.clone();
@@ -35,11 +54,13 @@ pub(crate) fn prepare(board: &PegBoard, peer: &Peer<RoleServer>, call: &Call<'_>
     if !legacy_server || hub.per_client().is_some() || !hub.is_plain(&target.original) {
         return None;
     }
-    let (n, answer) = lane.begin().ok()?;
+    let waiting = lane.begin(progress.is_some()).ok()?;
+    let n = waiting.n;
     let up_id = lane::request_id(n);
     Some(Job {
         request: call.upstream_line(&up_id, &target.original),
-        answer: Some(answer),
+        waiting: Some(waiting),
+        progress,
         peer: peer.clone(),
         lane,
         hub,
@@ -54,7 +75,8 @@ pub(crate) fn prepare(board: &PegBoard, peer: &Peer<RoleServer>, call: &Call<'_>
 /// One call on the lane (see [`prepare`]).
 pub(crate) struct Job {
     request: Vec<u8>,
-    answer: Option<oneshot::Receiver<Vec<u8>>>,
+    waiting: Option<Waiting>,
+    progress: Option<Progress>,
     peer: Peer<RoleServer>,
     lane: Arc<Lane>,
     hub: Arc<Hub>,
@@ -79,7 +101,7 @@ impl Job {
     /// answer (the client cancelled or went away), it cancels the call upstream.
     pub(crate) async fn run(mut self) -> Vec<u8> {
         tracing::trace!(tool = %self.name, "express call");
-        let Some(answer) = self.answer.take() else {
+        let Some(waiting) = self.waiting.take() else {
             return self.unexpected();
         };
         let _forget = Forget(&self.lane, self.n);
@@ -95,10 +117,10 @@ impl Job {
             ProgressToken(NumberOrString::String(self.up_id.as_str().into())),
             Flight::new(self.peer.clone(), ds_id, None, true),
         );
-        match self.exchange(answer).await {
+        match self.exchange(waiting).await {
             Ok(reply) => {
                 guard.finish();
-                self.answer(&reply)
+                self.for_client(&reply)
             }
             // Timed out: the guard, dropped unfinished, tells the server.
             Err(error @ PegBoardError::Timeout { .. }) => self.failure(error),
@@ -113,15 +135,16 @@ impl Job {
         self.target.namespace.as_deref().map(str::to_string)
     }
 
-    async fn exchange(&self, answer: oneshot::Receiver<Vec<u8>>) -> Result<Vec<u8>, PegBoardError> {
+    async fn exchange(&self, waiting: Waiting) -> Result<Vec<u8>, PegBoardError> {
         let closed = || PegBoardError::ServiceClosed {
             namespace: self.namespace(),
         };
         self.lane.send(&self.request).await.map_err(|_| closed())?;
+        let answer = self.answer(waiting);
         match self.target.timeout {
-            None => answer.await.map_err(|_| closed()),
+            None => answer.await.ok_or_else(closed),
             Some(after) => match tokio::time::timeout(after, answer).await {
-                Ok(answer) => answer.map_err(|_| closed()),
+                Ok(answer) => answer.ok_or_else(closed),
                 Err(_) => Err(PegBoardError::Timeout {
                     operation: self.name.clone(),
                     namespace: self.namespace(),
@@ -131,9 +154,53 @@ impl Job {
         }
     }
 
+    /// The answer line (`None`: the server's output ended first), with the call's progress
+    /// passed to the client on the way, all in the server's order.
+    async fn answer(&self, waiting: Waiting) -> Option<Vec<u8>> {
+        let Waiting {
+            mut answer,
+            mut progress,
+            ..
+        } = waiting;
+        loop {
+            let next_progress = async {
+                match progress.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                line = next_progress => match line {
+                    Some(line) => self.forward_progress(&line).await,
+                    None => progress = None,
+                },
+                line = &mut answer => {
+                    // What the server sent before its answer goes out before it.
+                    while let Some(line) = progress.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                        self.forward_progress(&line).await;
+                    }
+                    return line.ok();
+                }
+            }
+        }
+    }
+
+    async fn forward_progress(&self, line: &[u8]) {
+        let Some(progress) = &self.progress else {
+            return;
+        };
+        let Some(line) = request::progress_for_client(line, &progress.ds_token) else {
+            return;
+        };
+        if let Err(e) = progress.out.write_line(&line).await {
+            tracing::debug!("could not pass progress to the client: {e}");
+        }
+    }
+
     /// The server's answer for the client: verbatim with the client's id, unless resource URIs
     /// in it must be namespaced (then as rmcp's way builds it).
-    fn answer(&self, line: &[u8]) -> Vec<u8> {
+    fn for_client(&self, line: &[u8]) -> Vec<u8> {
         let Some(reply) = Reply::parse(line) else {
             return self.unexpected();
         };

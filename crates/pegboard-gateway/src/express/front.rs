@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::call::prepare;
 use super::request::{Call, Incoming, classify};
 use super::tools_list::ToolsList;
-use super::writer::LineSink;
+use super::writer::{LineOut, LineSink};
 use crate::startup::Startup;
 use crate::upstream::limit::Divert;
 
@@ -21,6 +21,8 @@ pub struct Front<W> {
     me: Weak<Self>,
     board: PegBoard,
     out: LineSink<W>,
+    /// The same, for calls that pass progress on.
+    progress_out: Arc<dyn LineOut>,
     /// The session's peer, once its handshake is done and it speaks a legacy generation.
     peer: OnceLock<Peer<RoleServer>>,
     /// Calls on the lane by the client's raw id: how to cancel each.
@@ -34,6 +36,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
             board,
+            progress_out: Arc::new(out.clone()),
             out,
             peer: OnceLock::new(),
             calls: Mutex::new(HashMap::new()),
@@ -59,7 +62,8 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         let Some(me) = self.me.upgrade() else {
             return false;
         };
-        let Some(job) = prepare(&self.board, peer, call) else {
+        let out = Some(Arc::clone(&self.progress_out));
+        let Some(job) = prepare(&self.board, peer, call, out) else {
             return false;
         };
         let ds_id: Box<[u8]> = call.id().into();

@@ -25,6 +25,9 @@ use super::sessions::{SESSION_HEADER, Sessions};
 use super::tools_list::ToolsList;
 use crate::startup::Startup;
 
+/// Calls on the lane by session and the client's raw id: how to cancel each.
+type Calls = HashMap<(Arc<str>, Box<[u8]>), CancellationToken>;
+
 /// What the middleware needs (see the module docs).
 pub(crate) struct HttpLane {
     board: PegBoard,
@@ -38,7 +41,7 @@ pub(crate) struct HttpLane {
     /// rmcp's limit on a request body.
     max_body: usize,
     /// Calls on the lane by session and the client's raw id: how to cancel each.
-    calls: Mutex<HashMap<(Arc<str>, Box<[u8]>), CancellationToken>>,
+    calls: Mutex<Calls>,
 }
 
 impl HttpLane {
@@ -62,9 +65,7 @@ impl HttpLane {
         })
     }
 
-    fn calls(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(Arc<str>, Box<[u8]>), CancellationToken>> {
+    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -157,7 +158,8 @@ pub(crate) async fn serve(
     };
     match classify(&bytes) {
         Incoming::Call(call) => {
-            if let Some(job) = prepare(&lane.board, &peer, &call) {
+            // Progress needs an event stream: a call asking for it goes rmcp's way.
+            if let Some(job) = prepare(&lane.board, &peer, &call, None) {
                 let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
                 let cancel = CancellationToken::new();
                 lane.calls().insert(key.clone(), cancel.clone());

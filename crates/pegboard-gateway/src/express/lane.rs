@@ -1,16 +1,18 @@
 //! The upstream end of the express lane: one per stdio server connection.
 //!
 //! Requests go out on the server's stdin between rmcp's messages ([`LineSink`]) under ids of
-//! their own (`"pbx-1"`, `"pbx-2"`, …: rmcp's are numbers, so the two never meet); their answers
-//! are taken out of the server's stdout before rmcp reads it ([`Divert`]) and handed to the
-//! waiting call as bytes, unparsed.
+//! their own (`"pbx-1"`, `"pbx-2"`, …: rmcp's are numbers, so the two never meet; the same string
+//! is the call's progress token when the client asked for progress); their answers and progress
+//! notifications are taken out of the server's stdout before rmcp reads it ([`Divert`]) and
+//! handed to the waiting call as bytes, unparsed, in the order the server wrote them.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use tokio::process::ChildStdin;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::writer::LineSink;
 use crate::upstream::limit::Divert;
@@ -21,6 +23,35 @@ const ID_PREFIX: &[u8] = b"\"pbx-";
 /// A call's upstream id as JSON-RPC knows it (`pbx-N`).
 pub(crate) fn request_id(n: u64) -> String {
     format!("pbx-{n}")
+}
+
+/// Progress notifications a call keeps while its client is written to; more are dropped (a
+/// progress notification may be lost; the answer never is).
+const PROGRESS_BACKLOG: usize = 64;
+
+/// Where one call's answer and progress go.
+#[derive(Debug)]
+struct Pending {
+    answer: oneshot::Sender<Vec<u8>>,
+    progress: Option<mpsc::Sender<Vec<u8>>>,
+}
+
+/// What a call on the lane waits for.
+#[derive(Debug)]
+pub(crate) struct Waiting {
+    /// The call's number (its id is [`request_id`] of it).
+    pub(crate) n: u64,
+    /// The answer line.
+    pub(crate) answer: oneshot::Receiver<Vec<u8>>,
+    /// The progress notification lines, when the call asked for progress.
+    pub(crate) progress: Option<mpsc::Receiver<Vec<u8>>>,
+}
+
+/// What a line from the server is to the lane.
+#[derive(Debug, PartialEq, Eq)]
+enum Taken {
+    Answer(u64),
+    Progress(u64),
 }
 
 /// Why a call on the lane got no answer.
@@ -34,7 +65,7 @@ pub(crate) enum Closed {
 #[derive(Debug)]
 pub struct Lane {
     stdin: LineSink<ChildStdin>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Vec<u8>>>>,
+    pending: Mutex<HashMap<u64, Pending>>,
     next: AtomicU64,
     ended: AtomicBool,
 }
@@ -49,7 +80,7 @@ impl Lane {
         }
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Vec<u8>>>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -58,17 +89,34 @@ impl Lane {
         !self.ended.load(Ordering::Acquire)
     }
 
-    /// A new call: its number and where its answer will come.
-    pub(crate) fn begin(&self) -> Result<(u64, oneshot::Receiver<Vec<u8>>), Closed> {
+    /// A new call (with its progress, when `progress`): its number and where its answer will
+    /// come.
+    pub(crate) fn begin(&self, progress: bool) -> Result<Waiting, Closed> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
+        let (answer_tx, answer) = oneshot::channel();
+        let (progress_tx, progress) = if progress {
+            let (tx, rx) = mpsc::channel(PROGRESS_BACKLOG);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
         let mut pending = self.pending();
         // Checked under the lock `end` takes: a call begun after the end would wait forever.
         if !self.is_open() {
             return Err(Closed::Ended);
         }
-        pending.insert(n, tx);
-        Ok((n, rx))
+        pending.insert(
+            n,
+            Pending {
+                answer: answer_tx,
+                progress: progress_tx,
+            },
+        );
+        Ok(Waiting {
+            n,
+            answer,
+            progress,
+        })
     }
 
     /// The call `n` is given up (timed out, cancelled): its answer, if it comes, is dropped.
@@ -81,35 +129,56 @@ impl Lane {
         self.stdin.write_line(line).await
     }
 
-    /// The call number in an answer line, if it is an answer to the lane.
-    fn answered(line: &[u8]) -> Option<u64> {
+    /// Whether `line` is an answer to a call on the lane or progress of one, and of which.
+    fn taken(line: &[u8]) -> Option<Taken> {
         // Most lines are rmcp's: one fast search tells them apart.
         memchr::memmem::find(line, ID_PREFIX)?;
-        let reply: IdOnly<'_> = serde_json::from_slice(line).ok()?;
-        if reply.method.is_some() {
-            return None;
+        let message: Shape<'_> = serde_json::from_slice(line).ok()?;
+        let number = |id: Cow<'_, str>| id.strip_prefix("pbx-")?.parse().ok();
+        match message.method.as_deref() {
+            None => number(message.id?).map(Taken::Answer),
+            Some("notifications/progress") => {
+                let params: ProgressShape<'_> = serde_json::from_str(message.params?.get()).ok()?;
+                number(params.progress_token?).map(Taken::Progress)
+            }
+            Some(_) => None,
         }
-        reply.id?.strip_prefix("pbx-")?.parse().ok()
     }
 }
 
-/// The top-level members the lane reads of a server's message; the rest is skipped unparsed.
+/// The members the lane reads of a server's message; the rest is skipped unparsed.
 #[derive(serde::Deserialize)]
-struct IdOnly<'a> {
+struct Shape<'a> {
     #[serde(borrow, default)]
-    id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    method: Option<serde::de::IgnoredAny>,
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a serde_json::value::RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProgressShape<'a> {
+    #[serde(borrow, default)]
+    progress_token: Option<Cow<'a, str>>,
 }
 
 impl Divert for Lane {
     fn divert(&self, line: &[u8]) -> bool {
-        let Some(n) = Self::answered(line) else {
-            return false;
-        };
-        // An answer to a call given up is dropped here too: rmcp knows nothing of `pbx-` ids.
-        if let Some(waiting) = self.pending().remove(&n) {
-            let _ = waiting.send(line.to_vec());
+        // What is for a call given up is dropped here too: rmcp knows nothing of `pbx-` ids.
+        match Self::taken(line) {
+            None => return false,
+            Some(Taken::Answer(n)) => {
+                if let Some(call) = self.pending().remove(&n) {
+                    let _ = call.answer.send(line.to_vec());
+                }
+            }
+            Some(Taken::Progress(n)) => {
+                if let Some(progress) = self.pending().get(&n).and_then(|c| c.progress.as_ref()) {
+                    let _ = progress.try_send(line.to_vec());
+                }
+            }
         }
         true
     }
@@ -127,28 +196,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_answers_to_the_lane_are_taken() {
+    fn only_answers_and_progress_of_the_lane_are_taken() {
+        let taken = |line: &str| Lane::taken(line.as_bytes());
         assert_eq!(
-            Lane::answered(br#"{"jsonrpc":"2.0","id":"pbx-7","result":{}}"#),
-            Some(7)
+            taken(r#"{"jsonrpc":"2.0","id":"pbx-7","result":{}}"#),
+            Some(Taken::Answer(7))
         );
         assert_eq!(
-            Lane::answered(br#"{"result":{"content":[]},"jsonrpc":"2.0","id":"pbx-12"}"#),
-            Some(12)
+            taken(r#"{"result":{"content":[]},"jsonrpc":"2.0","id":"pbx-12"}"#),
+            Some(Taken::Answer(12))
         );
-        // rmcp's own ids, a request from the server, and the prefix inside a result.
         assert_eq!(
-            Lane::answered(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            taken(
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"pbx-3","progress":1}}"#
+            ),
+            Some(Taken::Progress(3))
+        );
+        // rmcp's own ids and tokens, a request from the server, the prefix inside a result.
+        assert_eq!(taken(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#), None);
+        assert_eq!(
+            taken(
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":4,"progress":1,"message":"\"pbx-1"}}"#
+            ),
             None
         );
         assert_eq!(
-            Lane::answered(br#"{"jsonrpc":"2.0","id":"pbx-1","method":"sampling/createMessage"}"#),
+            taken(r#"{"jsonrpc":"2.0","id":"pbx-1","method":"sampling/createMessage"}"#),
             None
         );
         assert_eq!(
-            Lane::answered(br#"{"jsonrpc":"2.0","id":4,"result":{"text":"\"pbx-9"}}"#),
+            taken(r#"{"jsonrpc":"2.0","id":4,"result":{"text":"\"pbx-9"}}"#),
             None
         );
-        assert_eq!(Lane::answered(b"not json \"pbx-1"), None);
+        assert_eq!(taken("not json \"pbx-1"), None);
     }
 }

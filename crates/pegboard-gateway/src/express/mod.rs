@@ -22,6 +22,7 @@ mod call;
 pub(crate) mod front;
 pub(crate) mod http;
 pub mod lane;
+pub mod pipe;
 mod request;
 pub mod sessions;
 mod tools_list;

@@ -12,7 +12,8 @@ use serde_json::value::RawValue;
 /// What a line from the client is, as far as the express lane cares.
 #[derive(Debug)]
 pub(crate) enum Incoming<'a> {
-    /// A `tools/call` request without `_meta` or `task` (those go the full way).
+    /// A `tools/call` request without `task`, whose `_meta` holds at most a `progressToken`
+    /// (anything else goes the full way).
     Call(Call<'a>),
     /// `tools/list` without a cursor or `_meta`, with its raw id.
     ListTools(&'a [u8]),
@@ -28,6 +29,8 @@ pub(crate) struct Call<'a> {
     line: &'a [u8],
     id: Range<usize>,
     name_at: Range<usize>,
+    /// Where the `_meta.progressToken` value is, if there is one.
+    token_at: Option<Range<usize>>,
     /// The tool name as the client wrote it (unescaped).
     pub(crate) name: Cow<'a, str>,
 }
@@ -46,8 +49,8 @@ struct Message<'a> {
 struct CallParams<'a> {
     #[serde(borrow)]
     name: &'a RawValue,
-    #[serde(rename = "_meta", default)]
-    meta: Option<IgnoredAny>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<std::collections::BTreeMap<Cow<'a, str>, &'a RawValue>>,
     #[serde(default)]
     task: Option<IgnoredAny>,
 }
@@ -83,8 +86,16 @@ pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
             let Ok(params) = serde_json::from_str::<CallParams<'_>>(params.get()) else {
                 return Incoming::Other;
             };
-            if params.meta.is_some() || params.task.is_some() {
+            if params.task.is_some() {
                 return Incoming::Other;
+            }
+            // A progress token is mapped by the lane; any other `_meta` is rmcp's way's business.
+            let mut token_at = None;
+            for (key, value) in params.meta.iter().flatten() {
+                if key != "progressToken" {
+                    return Incoming::Other;
+                }
+                token_at = Some(range_in(line, value.get()));
             }
             let Ok(name) = serde_json::from_str::<Cow<'_, str>>(params.name.get()) else {
                 return Incoming::Other;
@@ -93,6 +104,7 @@ pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
                 line,
                 id: range_in(line, id.get()),
                 name_at: range_in(line, params.name.get()),
+                token_at,
                 name,
             })
         }
@@ -126,12 +138,21 @@ impl Call<'_> {
         &self.line[self.id.clone()]
     }
 
-    /// The request for the upstream: id `up_id` (a JSON string) and the tool's `original`
-    /// name; the rest verbatim, ending with a newline.
+    /// The client's progress token, raw, if it asked for progress.
+    pub(crate) fn progress_token(&self) -> Option<&[u8]> {
+        self.token_at.clone().map(|at| &self.line[at])
+    }
+
+    /// The request for the upstream: id `up_id` (a JSON string, also its progress token when
+    /// the client asked for progress) and the tool's `original` name; the rest verbatim, ending
+    /// with a newline.
     pub(crate) fn upstream_line(&self, up_id: &str, original: &str) -> Vec<u8> {
         let name = serde_json::Value::from(original).to_string();
         let id = serde_json::Value::from(up_id).to_string();
-        let mut edits = [(self.id.clone(), id), (self.name_at.clone(), name)];
+        let mut edits = vec![(self.id.clone(), id.clone()), (self.name_at.clone(), name)];
+        if let Some(at) = &self.token_at {
+            edits.push((at.clone(), id));
+        }
         edits.sort_by_key(|(at, _)| at.start);
         splice(self.line, &edits)
     }
@@ -149,6 +170,23 @@ fn splice(line: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
     out.extend_from_slice(&line[from..]);
     out.push(b'\n');
     out
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenShape<'a> {
+    #[serde(borrow)]
+    progress_token: &'a RawValue,
+}
+
+/// A server's progress notification line for the client: its token `ds_token` (raw JSON) in
+/// place of the lane's, the rest verbatim.
+pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8>> {
+    let message: Message<'_> = serde_json::from_slice(line).ok()?;
+    let params: TokenShape<'_> = serde_json::from_str(message.params?.get()).ok()?;
+    let at = range_in(line, params.progress_token.get());
+    let token = std::str::from_utf8(ds_token).ok()?.to_string();
+    Some(splice(line, &[(at, token)]))
 }
 
 /// An upstream's answer line, by its parts.
@@ -228,9 +266,24 @@ mod tests {
     }
 
     #[test]
+    fn a_progress_token_is_mapped_to_the_upstream_id() {
+        let line = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":"tok"},"name":"n-t","arguments":{}}}"#;
+        let c = call(line);
+        assert_eq!(c.progress_token(), Some(&br#""tok""#[..]));
+        assert_eq!(
+            String::from_utf8(c.upstream_line("pbx-1", "t")).expect("utf-8"),
+            r#"{"jsonrpc":"2.0","id":"pbx-1","method":"tools/call","params":{"_meta":{"progressToken":"pbx-1"},"name":"t","arguments":{}}}"#.to_string() + "\n"
+        );
+        let plain = call(
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","_meta":{}}}"#,
+        );
+        assert_eq!(plain.progress_token(), None);
+    }
+
+    #[test]
     fn calls_with_meta_or_task_and_other_messages_go_the_full_way() {
         for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1,"x":2}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}"#,

@@ -38,6 +38,24 @@ impl<W: AsyncWrite + Unpin> LineSink<W> {
     }
 }
 
+/// Where the express lane writes lines for a client (object-safe, for calls that hold one).
+pub(crate) trait LineOut: Send + Sync {
+    /// Write `line` (which ends with a newline) in one piece.
+    fn write_line<'a>(
+        &'a self,
+        line: &'a [u8],
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<()>> + Send + 'a>>;
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> LineOut for LineSink<W> {
+    fn write_line<'a>(
+        &'a self,
+        line: &'a [u8],
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<()>> + Send + 'a>> {
+        Box::pin(LineSink::write_line(self, line))
+    }
+}
+
 /// rmcp's end of a shared pipe (see the module docs).
 pub struct SharedWriter<W> {
     inner: Arc<Mutex<W>>,

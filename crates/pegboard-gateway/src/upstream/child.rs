@@ -62,6 +62,7 @@ pub fn spawn(
     else {
         return Err(std::io::Error::other("the child's stdio was not piped"));
     };
+    crate::express::pipe::widen(&stdout);
     let (stdin, lane_stdin) = writer::share(stdin);
     let lane = Arc::new(Lane::new(lane_stdin));
     let stdout = LimitedLines::new(stdout, max_message, server)
