@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use axum::Router;
 use pegboard::PegBoard;
-use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -113,14 +112,15 @@ impl Gateway {
             .map_err(|e| GatewayError::HttpOption(format!("{e:#}")))
     }
 
-    /// Serve over this process's stdin/stdout until the client closes the session.
+    /// Serve over this process's stdin/stdout until the client closes the session, with the
+    /// express lane in front of rmcp (see [`crate::express`]).
     ///
     /// # Errors
     /// [`GatewayError::Serve`] when the handshake fails or the session ends abnormally.
     pub async fn serve_stdio(&self) -> Result<(), GatewayError> {
-        let running = self
-            .handler()
-            .serve(rmcp::transport::stdio())
+        crate::express::pipe::widen(std::io::stdout());
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        let running = crate::express::serve(self.handler(), reader, writer)
             .await
             .map_err(|e| GatewayError::Serve(format!("the MCP client on stdio: {e}")))?;
         running
