@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod backend;
+mod footprint;
 mod gateway;
 mod http;
 mod parse_cost;
@@ -44,6 +45,15 @@ enum Cmd {
         /// Tools in all.
         #[arg(long, default_value = "2")]
         tools: usize,
+    },
+    /// How fast `pegboard serve` has the full board of N local servers, and its idle memory.
+    Footprint {
+        /// Local servers (`pegboard demo-server units`) on the board.
+        #[arg(long, default_value = "5")]
+        servers: usize,
+        /// Starts measured (medians are reported).
+        #[arg(long, default_value = "10")]
+        rounds: usize,
     },
     /// The JSON work of one tools/call, rmcp's generic parse against a shape-known one (ns per message).
     ParseCost,
@@ -370,24 +380,33 @@ fn main() -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     match cli.command {
         Some(Cmd::Backend { tools }) => runtime.block_on(backend::run(tools)),
+        Some(Cmd::Footprint { servers, rounds }) => runtime.block_on(async {
+            let pegboard = pegboard_binary(cli.run.pegboard.as_deref())?;
+            footprint::run(&pegboard, servers, rounds).await
+        }),
         _ => runtime.block_on(run(cli.run)),
     }
 }
 
-async fn run(args: RunArgs) -> Result<()> {
-    let pegboard = match &args.pegboard {
-        Some(p) => p.clone(),
+/// `--pegboard`, else the `pegboard` next to this binary.
+fn pegboard_binary(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
+    let pegboard = match given {
+        Some(p) => p.to_path_buf(),
         None => std::env::current_exe()?
             .parent()
             .context("no folder for this binary")?
             .join("pegboard"),
     };
-    let pegboard = std::fs::canonicalize(&pegboard).with_context(|| {
+    std::fs::canonicalize(&pegboard).with_context(|| {
         format!(
             "{} not found: build it with `cargo build --release -p pegboard-cli` or pass --pegboard",
             pegboard.display()
         )
-    })?;
+    })
+}
+
+async fn run(args: RunArgs) -> Result<()> {
+    let pegboard = pegboard_binary(args.pegboard.as_deref())?;
     let dir = std::env::temp_dir().join(format!("pegboard-load-{}", std::process::id()));
     let mut rows = Vec::new();
     let mut result = Ok(());

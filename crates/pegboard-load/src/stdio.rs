@@ -155,6 +155,11 @@ impl StdioPeer {
         Ok(samples)
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Close stdin and wait (briefly) for the child to exit, else kill it.
     pub async fn close(mut self) {
         let _ = self.stdin.shutdown().await;

@@ -30,6 +30,8 @@ type Calls = HashMap<(Arc<str>, Box<[u8]>), CancellationToken>;
 
 /// What the middleware needs (see the module docs).
 pub(crate) struct HttpLane {
+    /// Off in search mode (the list and the calls are the search tools') and `--stateless`.
+    enabled: bool,
     board: PegBoard,
     sessions: Arc<Sessions>,
     startup: Startup,
@@ -46,6 +48,7 @@ pub(crate) struct HttpLane {
 
 impl HttpLane {
     pub(crate) fn new(
+        enabled: bool,
         board: PegBoard,
         sessions: Arc<Sessions>,
         startup: Startup,
@@ -54,6 +57,7 @@ impl HttpLane {
         max_body: usize,
     ) -> Arc<Self> {
         Arc::new(Self {
+            enabled,
             board,
             sessions,
             startup,
@@ -127,7 +131,7 @@ pub(crate) async fn serve(
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(Arc::from);
-    let Some(session) = session else {
+    let Some(session) = session.filter(|_| lane.enabled) else {
         return next.run(request).await;
     };
     if request.method() == axum::http::Method::DELETE {

@@ -79,6 +79,7 @@ pub fn router(
         max: options.sessions.max,
     };
     let lane = crate::express::http::HttpLane::new(
+        !options.stateless && !server.searching(),
         server.board().clone(),
         Arc::clone(server.relay().express_sessions()),
         server.startup().clone(),
