@@ -205,9 +205,9 @@ impl Job {
             return self.unexpected();
         };
         match (reply.result, reply.error) {
-            (Some(result), _) if self.target.namespace.is_some() && may_carry_uris(result) => {
-                match serde_json::from_str::<CallToolResult>(result.get()) {
-                    Ok(mut result) => {
+            (true, _) if self.target.namespace.is_some() && may_carry_uris(line) => {
+                match serde_json::from_slice::<ResultOnly>(line) {
+                    Ok(ResultOnly { mut result }) => {
                         if let Some(ns) = &self.target.namespace
                             && crate::forward::carries_uris(&result)
                         {
@@ -221,8 +221,8 @@ impl Job {
                     Err(_) => self.unexpected(),
                 }
             }
-            (Some(_), _) | (None, Some(_)) => reply.with_id(&self.ds_id),
-            (None, None) => self.unexpected(),
+            (true, _) | (false, true) => reply.with_id(&self.ds_id),
+            (false, false) => self.unexpected(),
         }
     }
 
@@ -253,10 +253,15 @@ impl Job {
     }
 }
 
-/// Whether a raw result may hold a resource link, an embedded resource or `_meta.ui` (a cheap
-/// byte search; most results have none and pass verbatim).
-fn may_carry_uris(result: &serde_json::value::RawValue) -> bool {
-    let bytes = result.get().as_bytes();
-    memchr::memmem::find(bytes, b"resource").is_some()
-        || memchr::memmem::find(bytes, b"\"ui\"").is_some()
+/// The result of an answer, typed, when its URIs must be namespaced.
+#[derive(serde::Deserialize)]
+struct ResultOnly {
+    result: CallToolResult,
+}
+
+/// Whether an answer may hold a resource link, an embedded resource or `_meta.ui` (a cheap byte
+/// search; most have none and pass verbatim).
+fn may_carry_uris(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"resource").is_some()
+        || memchr::memmem::find(line, b"\"ui\"").is_some()
 }

@@ -6,7 +6,6 @@
 //! notifications are taken out of the server's stdout before rmcp reads it ([`Divert`]) and
 //! handed to the waiting call as bytes, unparsed, in the order the server wrote them.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -134,12 +133,11 @@ impl Lane {
         // Most lines are rmcp's: one fast search tells them apart.
         memchr::memmem::find(line, ID_PREFIX)?;
         let message: Shape<'_> = serde_json::from_slice(line).ok()?;
-        let number = |id: Cow<'_, str>| id.strip_prefix("pbx-")?.parse().ok();
-        match message.method.as_deref() {
+        let number = |id: &str| id.strip_prefix("pbx-")?.parse().ok();
+        match message.method {
             None => number(message.id?).map(Taken::Answer),
             Some("notifications/progress") => {
-                let params: ProgressShape<'_> = serde_json::from_str(message.params?.get()).ok()?;
-                number(params.progress_token?).map(Taken::Progress)
+                number(message.params?.progress_token?).map(Taken::Progress)
             }
             Some(_) => None,
         }
@@ -147,21 +145,23 @@ impl Lane {
 }
 
 /// The members the lane reads of a server's message; the rest is skipped unparsed.
+/// (`&str`, not `Cow`, which serde does not borrow inside an `Option`: the lane's ids and tokens
+/// are never written with escapes, and a message whose are is not the lane's.)
 #[derive(serde::Deserialize)]
 struct Shape<'a> {
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Option<&'a str>,
     #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
+    method: Option<&'a str>,
     #[serde(borrow, default)]
-    params: Option<&'a serde_json::value::RawValue>,
+    params: Option<ProgressShape<'a>>,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ProgressShape<'a> {
     #[serde(borrow, default)]
-    progress_token: Option<Cow<'a, str>>,
+    progress_token: Option<&'a str>,
 }
 
 impl Divert for Lane {

@@ -35,39 +35,35 @@ pub(crate) struct Call<'a> {
     pub(crate) name: Cow<'a, str>,
 }
 
+/// The members the lane reads of a client's message, in one pass; the rest (`arguments`, …) is
+/// skipped unparsed.
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
+    // `&str`, not `Cow`: serde borrows a `Cow` only when it is not in an `Option`. A method or
+    // name written with escapes fails the read, and the message goes rmcp's way.
     #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
+    method: Option<&'a str>,
     #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
 }
 
+/// The params members of every message the lane takes (`tools/call`, `tools/list`,
+/// `notifications/cancelled`).
 #[derive(Deserialize)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: &'a RawValue,
+#[serde(rename_all = "camelCase")]
+struct Params<'a> {
+    #[serde(borrow, default)]
+    name: Option<&'a str>,
     #[serde(rename = "_meta", borrow, default)]
     meta: Option<std::collections::BTreeMap<Cow<'a, str>, &'a RawValue>>,
     #[serde(default)]
     task: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct ListParams {
-    #[serde(rename = "_meta", default)]
-    meta: Option<IgnoredAny>,
     #[serde(default)]
     cursor: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CancelledParams<'a> {
-    #[serde(borrow)]
-    request_id: &'a RawValue,
+    #[serde(borrow, default)]
+    request_id: Option<&'a RawValue>,
 }
 
 /// Where `part` (a slice of `line`) is in `line`.
@@ -81,9 +77,9 @@ pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
     let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else {
         return Incoming::Other;
     };
-    match (message.method.as_deref(), message.id, message.params) {
+    match (message.method, message.id, message.params) {
         (Some("tools/call"), Some(id), Some(params)) => {
-            let Ok(params) = serde_json::from_str::<CallParams<'_>>(params.get()) else {
+            let Some(name) = params.name else {
                 return Incoming::Other;
             };
             if params.task.is_some() {
@@ -97,37 +93,32 @@ pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
                 }
                 token_at = Some(range_in(line, value.get()));
             }
-            let Ok(name) = serde_json::from_str::<Cow<'_, str>>(params.name.get()) else {
-                return Incoming::Other;
-            };
+            let inner = range_in(line, name);
             Incoming::Call(Call {
                 line,
                 id: range_in(line, id.get()),
-                name_at: range_in(line, params.name.get()),
+                // With its quotes.
+                name_at: inner.start.saturating_sub(1)..inner.end + 1,
                 token_at,
-                name,
+                name: Cow::Borrowed(name),
             })
         }
         (Some("tools/list"), Some(id), params) => {
-            let plain = params.is_none_or(|params| {
-                serde_json::from_str::<ListParams>(params.get())
-                    .is_ok_and(|p| p.meta.is_none() && p.cursor.is_none())
-            });
+            let plain = params.is_none_or(|p| p.meta.is_none() && p.cursor.is_none());
             if plain {
                 Incoming::ListTools(&line[range_in(line, id.get())])
             } else {
                 Incoming::Other
             }
         }
-        (Some("notifications/cancelled"), None, Some(params)) => {
-            match serde_json::from_str::<CancelledParams<'_>>(params.get()) {
-                Ok(p) => {
-                    let at = range_in(line, p.request_id.get());
-                    Incoming::Cancelled(&line[at])
-                }
-                Err(_) => Incoming::Other,
-            }
-        }
+        (
+            Some("notifications/cancelled"),
+            None,
+            Some(Params {
+                request_id: Some(id),
+                ..
+            }),
+        ) => Incoming::Cancelled(&line[range_in(line, id.get())]),
         _ => Incoming::Other,
     }
 }
@@ -147,8 +138,9 @@ impl Call<'_> {
     /// the client asked for progress) and the tool's `original` name; the rest verbatim, ending
     /// with a newline.
     pub(crate) fn upstream_line(&self, up_id: &str, original: &str) -> Vec<u8> {
-        let name = serde_json::Value::from(original).to_string();
-        let id = serde_json::Value::from(up_id).to_string();
+        // Strings serialise without fail.
+        let name = serde_json::to_string(original).unwrap_or_default();
+        let id = serde_json::to_string(up_id).unwrap_or_default();
         let mut edits = vec![(self.id.clone(), id.clone()), (self.name_at.clone(), name)];
         if let Some(at) = &self.token_at {
             edits.push((at.clone(), id));
@@ -173,6 +165,12 @@ fn splice(line: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
 }
 
 #[derive(Deserialize)]
+struct ProgressShape<'a> {
+    #[serde(borrow)]
+    params: TokenShape<'a>,
+}
+
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TokenShape<'a> {
     #[serde(borrow)]
@@ -182,9 +180,8 @@ struct TokenShape<'a> {
 /// A server's progress notification line for the client: its token `ds_token` (raw JSON) in
 /// place of the lane's, the rest verbatim.
 pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8>> {
-    let message: Message<'_> = serde_json::from_slice(line).ok()?;
-    let params: TokenShape<'_> = serde_json::from_str(message.params?.get()).ok()?;
-    let at = range_in(line, params.progress_token.get());
+    let message: ProgressShape<'_> = serde_json::from_slice(line).ok()?;
+    let at = range_in(line, message.params.progress_token.get());
     let token = std::str::from_utf8(ds_token).ok()?.to_string();
     Some(splice(line, &[(at, token)]))
 }
@@ -193,20 +190,21 @@ pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8
 pub(crate) struct Reply<'a> {
     line: &'a [u8],
     id: Range<usize>,
-    /// The `result`, raw.
-    pub(crate) result: Option<&'a RawValue>,
-    /// The `error`, raw.
-    pub(crate) error: Option<&'a RawValue>,
+    /// Whether it has a `result`.
+    pub(crate) result: bool,
+    /// Whether it has an `error`.
+    pub(crate) error: bool,
 }
 
+/// (`result` and `error` are skipped, not captured: most answers pass on as they are.)
 #[derive(Deserialize)]
 struct ReplyShape<'a> {
     #[serde(borrow)]
     id: &'a RawValue,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
 }
 
 impl<'a> Reply<'a> {
@@ -216,8 +214,8 @@ impl<'a> Reply<'a> {
         Some(Self {
             line,
             id: range_in(line, shape.id.get()),
-            result: shape.result,
-            error: shape.error,
+            result: shape.result.is_some(),
+            error: shape.error.is_some(),
         })
     }
 
@@ -254,8 +252,8 @@ mod tests {
             String::from_utf8(up).expect("utf-8"),
             r#"{"jsonrpc":"2.0","id":"pbx-3","method":"tools/call","params":{"name":"convert","arguments":{"value":10,"x":[1,{"name":"n"}]}}}"#.to_string() + "\n"
         );
-        // Members in another order, a string id, an escaped name.
-        let line = r#"{"params":{"arguments":{},"name":"a-\u0062"},"method":"tools/call","id":"x\"y","jsonrpc":"2.0"}"#;
+        // Members in another order, a string id with an escape.
+        let line = r#"{"params":{"arguments":{},"name":"a-b"},"method":"tools/call","id":"x\"y","jsonrpc":"2.0"}"#;
         let c = call(line);
         assert_eq!(c.name, "a-b");
         assert_eq!(c.id(), br#""x\"y""#);
@@ -290,6 +288,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+            // A name with escapes has no bytes to splice.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a-\u0062"}}"#,
             "not json",
         ] {
             assert!(
@@ -314,7 +314,7 @@ mod tests {
     fn an_answer_gets_the_client_id_back() {
         let line = br#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"pbx-9"}"#;
         let reply = Reply::parse(line).expect("an answer");
-        assert!(reply.result.is_some() && reply.error.is_none());
+        assert!(reply.result && !reply.error);
         assert_eq!(
             String::from_utf8(reply.with_id(b"\"abc\"")).expect("utf-8"),
             r#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"abc"}"#

@@ -100,7 +100,7 @@ impl<R> LimitedLines<R> {
     fn take_in(&mut self, data: &[u8]) {
         let mut rest = data;
         while !rest.is_empty() {
-            let (piece, ends) = match rest.iter().position(|b| *b == b'\n') {
+            let (piece, ends) = match memchr::memchr(b'\n', rest) {
                 Some(i) => {
                     let piece = &rest[..i];
                     rest = &rest[i + 1..];
