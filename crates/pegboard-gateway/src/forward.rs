@@ -1,6 +1,7 @@
 //! `tools/call` forwarded upstream with the downstream call's context: its progress token, its
 //! cancellation, and the session that must answer the server's requests during the call
-//! (PASSTHROUGH.md §1.3, §2).
+//! (PASSTHROUGH.md §1.3, §2). An `input_required` answer (2026-07-28) goes back to a client that
+//! speaks 2026-07-28 as it is, and is answered by the gateway for an older one (see `mrtr.rs`).
 
 use std::sync::Arc;
 
@@ -8,15 +9,16 @@ use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::{
     RoleServer, ServiceError,
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock,
-        JsonObject, ServerResult,
+        CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest,
+        ContentBlock, ServerResult,
     },
     service::{PeerRequestOptions, RequestContext},
 };
+use tokio::time::Instant;
 
 use crate::{
     downstream::Session,
-    tasks,
+    mrtr, tasks,
     upstream::{Flight, Hub},
 };
 
@@ -29,6 +31,9 @@ pub(crate) enum Failure {
     Cancelled,
     /// A per-client server: the session's own connection could not be opened (why, for the caller).
     Open(String),
+    /// The server needs the client's input (`input_required`) and the gateway could not get it
+    /// (why, for the caller).
+    Unanswered(String),
 }
 
 impl From<PegBoardError> for Failure {
@@ -37,17 +42,18 @@ impl From<PegBoardError> for Failure {
     }
 }
 
-/// Call `request.name` upstream on behalf of the downstream request in `context`; resource URIs
-/// in the result are namespaced as the board shows them (PASSTHROUGH.md §3). `session` is the
-/// caller's (`None` with `--stateless`: it cannot be asked anything, and a per-client server
-/// serves it on its shared connection).
+/// Call `name` upstream with `request` (its arguments, and a 2026-07-28 retry's
+/// `inputResponses` and `requestState`) on behalf of the downstream request in `context`;
+/// resource URIs in the result are namespaced as the board shows them (PASSTHROUGH.md §3).
+/// `session` is the caller's (`None` with `--stateless`: it cannot be asked anything, and a
+/// per-client server serves it on its shared connection).
 pub(crate) async fn call_tool(
     board: &PegBoard,
     name: &str,
-    arguments: Option<JsonObject>,
+    mut request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     session: Option<&Session>,
-) -> Result<CallToolResult, Failure> {
+) -> Result<CallToolResponse, Failure> {
     let mut target = board.tool_target(name)?;
     let mut hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
     if let (Some(per_client), Some(session)) = (hub.as_ref().and_then(|h| h.per_client()), session)
@@ -60,13 +66,17 @@ pub(crate) async fn call_tool(
         hub = Some(own);
     }
     let can_ask = session.is_some();
-    let mut result = call_target(&target, hub, name, arguments, context, can_ask).await?;
-    if let Some(ns) = &target.namespace
-        && carries_uris(&result)
+    request.name = String::from(target.original.as_str()).into();
+    // The downstream's `_meta` is its own lifecycle's; rmcp adds the upstream's.
+    request.meta = None;
+    let mut response = call_target(&target, hub, name, request, context, can_ask).await?;
+    if let CallToolResponse::Complete(result) = &mut response
+        && let Some(ns) = &target.namespace
+        && carries_uris(result)
     {
-        pegboard::uri::encode_call_result(&mut result, &pegboard::uri::alias(ns));
+        pegboard::uri::encode_call_result(result, &pegboard::uri::alias(ns));
     }
-    Ok(result)
+    Ok(response)
 }
 
 /// Whether a result has a URI to namespace: most have none, and pay only this look.
@@ -83,42 +93,76 @@ async fn call_target(
     target: &ToolTarget,
     hub: Option<Arc<Hub>>,
     name: &str,
-    arguments: Option<JsonObject>,
+    params: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
-) -> Result<CallToolResult, Failure> {
-    let mut params = CallToolRequestParams::new(String::from(target.original.as_str()));
-    params.arguments = arguments;
+) -> Result<CallToolResponse, Failure> {
+    let deadline = target.timeout.map(|after| Instant::now() + after);
+    if mrtr::must_answer(target, hub.as_deref(), context) {
+        return mrtr::drive(target, hub.as_deref(), name, params, context, can_ask).await;
+    }
     let Some(hub) = hub else {
-        return send(target, None, name, params, context, can_ask).await;
+        return send(target, None, name, params, context, can_ask, deadline).await;
     };
     if hub.is_plain(&target.original) {
         // The hot path: no copy of the arguments, no task check.
-        return send(target, Some(&hub), name, params, context, can_ask).await;
+        return send(target, Some(&hub), name, params, context, can_ask, deadline).await;
     }
     if hub.needs_task(&target.original) {
-        return tasks::run(target, &hub, name, params, context).await;
+        return tasks::run(target, &hub, name, params, context)
+            .await
+            .map(Into::into);
     }
     // First calls of a tool: keep the arguments in case it turns out to require a task.
-    let outcome = send(target, Some(&hub), name, params.clone(), context, can_ask).await?;
-    if tasks::requires_task(&outcome) {
+    let outcome = send(
+        target,
+        Some(&hub),
+        name,
+        params.clone(),
+        context,
+        can_ask,
+        deadline,
+    )
+    .await?;
+    let CallToolResponse::Complete(result) = &outcome else {
+        // `input_required` for a 2026-07-28 client: a tool that asks for input is no task tool.
+        hub.mark_plain(&target.original);
+        return Ok(outcome);
+    };
+    if tasks::requires_task(result) {
         hub.mark_task_tool(&target.original);
-        return tasks::run(target, &hub, name, params, context).await;
+        return tasks::run(target, &hub, name, params, context)
+            .await
+            .map(Into::into);
     }
-    if outcome.is_error != Some(true) {
+    if result.is_error != Some(true) {
         hub.mark_plain(&target.original);
     }
     Ok(outcome)
 }
 
-async fn send(
+/// The board's call timeout as it reads in errors.
+pub(crate) fn timed_out(target: &ToolTarget, name: &str) -> Failure {
+    PegBoardError::Timeout {
+        operation: name.to_string(),
+        namespace: target.namespace.as_deref().map(str::to_string),
+        after: target.timeout.unwrap_or_default(),
+    }
+    .into()
+}
+
+/// Send one `tools/call` upstream and wait for its answer until `deadline`: a result, or an
+/// `input_required` for the caller to handle (matched from the answer rmcp parsed anyway, so a
+/// plain result costs nothing more).
+pub(crate) async fn send(
     target: &ToolTarget,
     hub: Option<&Hub>,
     name: &str,
     params: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
-) -> Result<CallToolResult, Failure> {
+    deadline: Option<Instant>,
+) -> Result<CallToolResponse, Failure> {
     let namespace = || target.namespace.as_deref().map(str::to_string);
     let service_error = |source: ServiceError| match source {
         ServiceError::TransportClosed => PegBoardError::ServiceClosed {
@@ -151,17 +195,15 @@ async fn send(
         )
     });
     let response = handle.await_response();
-    let outcome = match target.timeout {
+    let outcome = match deadline {
         None => tokio::select! {
             r = response => r,
             () = context.ct.cancelled() => return Err(Failure::Cancelled),
         },
-        Some(after) => tokio::select! {
-            r = tokio::time::timeout(after, response) => r.map_err(|_| PegBoardError::Timeout {
-                operation: name.to_string(),
-                namespace: namespace(),
-                after,
-            })?,
+        Some(deadline) => tokio::select! {
+            r = tokio::time::timeout_at(deadline, response) => {
+                r.map_err(|_| timed_out(target, name))?
+            }
             () = context.ct.cancelled() => return Err(Failure::Cancelled),
         },
     };
@@ -170,7 +212,8 @@ async fn send(
         guard.finish();
     }
     match outcome.map_err(service_error)? {
-        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(asked) => Ok(CallToolResponse::InputRequired(asked)),
         other => Err(PegBoardError::ServiceError {
             tool: name.to_string(),
             namespace: namespace(),

@@ -47,6 +47,7 @@ mod gateway;
 pub mod http;
 mod http_client;
 pub mod http_serve;
+mod mrtr;
 pub mod per_client;
 pub mod relay;
 pub mod reload;

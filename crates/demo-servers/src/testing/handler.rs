@@ -75,13 +75,16 @@ impl ServerHandler for TestServer {
         self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
         self.event();
         let name = request.name.as_ref();
-        let args = request.arguments.unwrap_or_default();
         let kind = self
             .read()
             .iter()
             .find(|e| e.tool.name == name)
             .map(|e| e.kind)
             .ok_or_else(|| ErrorData::invalid_params(format!("tool not found: {name}"), None))?;
+        if kind == Kind::Ask {
+            return mrtr::call(&request);
+        }
+        let args = request.arguments.unwrap_or_default();
         match kind {
             Kind::Echo => Ok(text(parse::<EchoArgs>(&args)?.text)),
             Kind::Sleep => {
@@ -133,7 +136,7 @@ impl ServerHandler for TestServer {
                 )))
             }
             Kind::Pid => Ok(text(std::process::id().to_string())),
-            Kind::Extra | Kind::Listing => Ok(text(name.to_string())),
+            Kind::Extra | Kind::Listing | Kind::Ask => Ok(text(name.to_string())),
             Kind::Huge => Ok(text("x".repeat(parse::<HugeArgs>(&args)?.bytes))),
             Kind::Dynamic => Ok(text(format!(
                 "{name} called with {}",

@@ -24,6 +24,9 @@ pub struct TestServerOptions {
     /// When true, the server speaks only protocol 2026-07-28 (`server/discover`, no
     /// `initialize`): a server of the newest generation only.
     pub only_2026: bool,
+    /// When true, an `ask {via, rounds?, question?}` tool asks the client for input with
+    /// `input_required` results (2026-07-28 multi round-trip requests; see `testing/mrtr.rs`).
+    pub ask_tool: bool,
 }
 
 impl TestServerOptions {
@@ -50,6 +53,11 @@ impl TestServerOptions {
     /// Sets [`only_2026`](Self::only_2026).
     pub fn only_2026(mut self, yes: bool) -> Self {
         self.only_2026 = yes;
+        self
+    }
+    /// Sets [`ask_tool`](Self::ask_tool).
+    pub fn ask_tool(mut self, yes: bool) -> Self {
+        self.ask_tool = yes;
         self
     }
     /// Sets [`huge_tool`](Self::huge_tool).

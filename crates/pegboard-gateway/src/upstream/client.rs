@@ -148,13 +148,28 @@ async fn ask(flight: &Flight, mut request: ServerRequest) -> Result<ClientResult
     let reply = tokio::spawn(async move { peer.send_request(request).await })
         .await
         .map_err(|e| ErrorData::internal_error(format!("pegboard relay task failed: {e}"), None))?;
-    reply.map_err(|e| match e {
+    reply.map_err(client_error)
+}
+
+/// Why a request to a downstream client got no result, as the error to pass on.
+pub(crate) fn client_error(error: ServiceError) -> ErrorData {
+    match error {
         ServiceError::McpError(error) => error,
         other => ErrorData::internal_error(
             format!("pegboard could not reach the client: {other}"),
             None,
         ),
-    })
+    }
+}
+
+/// Whether a client that declared `elicitation` accepts a request of this mode (`url`, else
+/// form): one that declares no modes supports form only.
+pub(crate) fn can_elicit(elicitation: &ElicitationCapability, url: bool) -> bool {
+    if url {
+        elicitation.url.is_some()
+    } else {
+        elicitation.url.is_none() || elicitation.form.is_some()
+    }
 }
 
 fn not_found(message: String) -> ErrorData {
@@ -233,14 +248,7 @@ impl ClientHandler for UpstreamClient {
         const METHOD: &str = "elicitation/create";
         let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
         let flight = self.pick(&context, METHOD, |c| {
-            c.elicitation.as_ref().is_some_and(|e| {
-                // A client that declares elicitation without modes supports form only.
-                if url {
-                    e.url.is_some()
-                } else {
-                    e.url.is_none() || e.form.is_some()
-                }
-            })
+            c.elicitation.as_ref().is_some_and(|e| can_elicit(e, url))
         })?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         match ask(&flight, request).await? {

@@ -17,6 +17,7 @@ use std::{
 };
 
 pub use client::UpstreamClient;
+pub(crate) use client::{can_elicit, client_error};
 pub use flights::{Flight, FlightGuard};
 pub use tap::ProgressTap;
 
@@ -41,6 +42,8 @@ pub struct Hub {
     newest: std::sync::OnceLock<rmcp::model::ProtocolVersion>,
     /// Set on the shared connection of a `"session": "per-client"` server.
     per_client: std::sync::OnceLock<Arc<PerClient>>,
+    /// Whether the connection speaks 2026-07-28 (learnt from its handshake on the first call).
+    modern: std::sync::OnceLock<bool>,
 }
 
 impl Hub {
@@ -66,6 +69,7 @@ impl Hub {
             plain_tools: RwLock::new(HashSet::new()),
             newest: std::sync::OnceLock::new(),
             per_client: std::sync::OnceLock::new(),
+            modern: std::sync::OnceLock::new(),
         })
     }
 
@@ -146,6 +150,12 @@ impl Hub {
 
     pub(crate) fn set_per_client(&self, per_client: Arc<PerClient>) {
         let _ = self.per_client.set(per_client);
+    }
+
+    /// Whether the connection `peer` (this hub's) speaks 2026-07-28, where a call may answer
+    /// `input_required`; read from its handshake once, then a load.
+    pub(crate) fn speaks_2026(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> bool {
+        *self.modern.get_or_init(|| crate::mrtr::speaks_2026(peer))
     }
 
     pub(crate) fn flights(&self) -> &flights::Flights {

@@ -1,0 +1,148 @@
+//! The `ask` tool of [`super::TestServer`] (with [`super::TestServerOptions::ask_tool`]): a
+//! tool that needs the client's input, asked the 2026-07-28 way (SEP-2322, multi round-trip
+//! requests). Each round answers `input_required` with one request (sampling, elicitation or
+//! roots); the retry carries the client's answer, and the answers so far travel in
+//! `requestState`. After `rounds` answers the tool returns them, joined by `" | "`.
+//!
+//! rmcp only lets `input_required` reach a client of 2026-07-28 or newer: over an older
+//! protocol the call fails, as it would from any server of the newest generation.
+// Sampling and roots are deprecated by SEP-2577 (2026-07-28) but are what MRTR asks for.
+#![allow(deprecated)]
+
+use rmcp::{
+    ErrorData,
+    model::{
+        CallToolRequestParams, CallToolResponse, CreateMessageRequest, CreateMessageRequestParams,
+        CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema,
+        InputRequest, InputRequests, InputRequiredResult, ListRootsRequest, ListRootsResult,
+        SamplingMessage,
+    },
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Entry, Kind, parse, schema, text};
+
+/// What the `ask` tool asks the client for.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Via {
+    /// `sampling/createMessage`: the answer is the text the client's model returned.
+    Sampling,
+    /// `elicitation/create` (form): the answer is the action and the content.
+    Elicitation,
+    /// `roots/list`: the answer is the roots' URIs.
+    Roots,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct AskArgs {
+    /// What to ask the client for.
+    via: Via,
+    /// How many rounds to ask (default 1).
+    #[serde(default = "one")]
+    rounds: usize,
+    /// The question (sampling prompt or elicitation message; default "who are you?").
+    #[serde(default)]
+    question: Option<String>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The `ask` tool's listing entry.
+pub(super) fn entry() -> Entry {
+    Entry {
+        tool: rmcp::model::Tool::new(
+            "ask",
+            "Ask the client `rounds` times (default 1) for input with input_required (2026-07-28): \
+             `via` sampling, elicitation or roots; returns the answers joined by \" | \".",
+            schema::<AskArgs>(),
+        ),
+        kind: Kind::Ask,
+    }
+}
+
+/// One round of `ask`: the next request, or the answers once there are enough.
+pub(super) fn call(request: &CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
+    let args = parse::<AskArgs>(request.arguments.as_ref().unwrap_or(&Default::default()))?;
+    let mut answers: Vec<String> = match &request.request_state {
+        Some(state) => serde_json::from_str(state)
+            .map_err(|e| ErrorData::invalid_params(format!("bad requestState: {e}"), None))?,
+        None => Vec::new(),
+    };
+    if let Some(responses) = &request.input_responses {
+        let key = format!("q{}", answers.len());
+        let response = responses.get(&key).ok_or_else(|| {
+            ErrorData::invalid_params(format!("inputResponses has no {key:?}"), None)
+        })?;
+        answers.push(read_answer(args.via, response.clone())?);
+    }
+    if answers.len() >= args.rounds {
+        return Ok(text(answers.join(" | ")));
+    }
+    let question = args.question.unwrap_or_else(|| "who are you?".to_string());
+    let mut requests = InputRequests::new();
+    requests.insert(
+        format!("q{}", answers.len()),
+        input_request(args.via, question)?,
+    );
+    let state = serde_json::to_string(&answers)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+}
+
+fn input_request(via: Via, question: String) -> Result<InputRequest, ErrorData> {
+    Ok(match via {
+        Via::Sampling => InputRequest::CreateMessage(CreateMessageRequest::new(
+            CreateMessageRequestParams::new(vec![SamplingMessage::user_text(question)], 20),
+        )),
+        Via::Elicitation => {
+            let schema = ElicitationSchema::builder()
+                .required_string("answer")
+                .build()
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: question,
+                    requested_schema: schema,
+                },
+            ))
+        }
+        Via::Roots => InputRequest::ListRoots(ListRootsRequest::default()),
+    })
+}
+
+/// The client's answer to one request, as text.
+fn read_answer(via: Via, response: serde_json::Value) -> Result<String, ErrorData> {
+    let bad = |e: serde_json::Error| {
+        ErrorData::invalid_params(format!("inputResponses: not a {via:?} result: {e}"), None)
+    };
+    Ok(match via {
+        Via::Sampling => {
+            let result: CreateMessageResult = serde_json::from_value(response).map_err(bad)?;
+            result
+                .message
+                .content
+                .first()
+                .and_then(|c| c.as_text().map(|t| t.text.clone()))
+                .unwrap_or_default()
+        }
+        Via::Elicitation => {
+            let result: ElicitResult = serde_json::from_value(response).map_err(bad)?;
+            let action = serde_json::to_value(result.action).unwrap_or_default();
+            let action = action.as_str().unwrap_or_default().to_string();
+            match result.content {
+                Some(content) => format!("{action} {content}"),
+                None => action,
+            }
+        }
+        Via::Roots => {
+            let result: ListRootsResult = serde_json::from_value(response).map_err(bad)?;
+            let uris: Vec<_> = result.roots.iter().map(|r| r.uri.as_str()).collect();
+            uris.join(" ")
+        }
+    })
+}
