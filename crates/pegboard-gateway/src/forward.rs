@@ -142,7 +142,7 @@ async fn call_target(
 }
 
 /// The board's call timeout as it reads in errors.
-pub(crate) fn timed_out(target: &ToolTarget, name: &str) -> Failure {
+fn timed_out(target: &ToolTarget, name: &str) -> Failure {
     PegBoardError::Timeout {
         operation: name.to_string(),
         namespace: target.namespace.as_deref().map(str::to_string),

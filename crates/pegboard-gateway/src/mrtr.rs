@@ -21,7 +21,7 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientResult,
         DEFAULT_MRTR_MAX_ROUNDS, ElicitRequestParams, GetExtensions, InputRequest, InputRequests,
-        InputResponses, ProtocolVersion, ServerRequest,
+        InputRequiredResult, InputResponses, ProtocolVersion, ServerRequest,
     },
     service::{OriginatingRequestId, RequestContext},
 };
@@ -56,7 +56,20 @@ pub(crate) fn must_answer(
         Some(hub) => hub.speaks_2026(&target.peer),
         None => speaks_2026(&target.peer),
     };
-    upstream && !context.protocol_version().is_some_and(|v| is_2026(&v))
+    upstream && !client_speaks_2026(context)
+}
+
+/// Whether the client of this request speaks 2026-07-28: it takes `input_required` itself.
+pub(crate) fn client_speaks_2026(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| is_2026(&v))
+}
+
+/// What one round of a request that may need the client's input came back with.
+pub(crate) enum Round<R> {
+    /// The answer.
+    Done(R),
+    /// `input_required`: answer its requests and send the request again.
+    Asked(InputRequiredResult),
 }
 
 /// Call `name` and answer its `input_required` rounds from the downstream session, until the
@@ -66,18 +79,60 @@ pub(crate) async fn drive(
     target: &ToolTarget,
     hub: Option<&Hub>,
     name: &str,
-    mut params: CallToolRequestParams,
+    params: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     can_ask: bool,
 ) -> Result<CallToolResponse, Failure> {
-    let deadline = target.timeout.map(|after| Instant::now() + after);
+    rounds(
+        name,
+        target.timeout,
+        context,
+        can_ask,
+        |input_responses, request_state, deadline| {
+            let mut sent = params.clone();
+            sent.input_responses = input_responses;
+            sent.request_state = request_state;
+            async move {
+                Ok(
+                    match forward::send(target, hub, name, sent, context, can_ask, deadline).await?
+                    {
+                        CallToolResponse::InputRequired(asked) => Round::Asked(asked),
+                        done => Round::Done(done),
+                    },
+                )
+            }
+        },
+    )
+    .await
+}
+
+/// Send a request with `once` (given the answers and state of the previous round, and the
+/// deadline) and answer its `input_required` rounds from the downstream session of `context`,
+/// at most [`DEFAULT_MRTR_MAX_ROUNDS`] of them, all within `timeout`; `name` is what the
+/// request names (a tool, a prompt, a URI), for errors.
+pub(crate) async fn rounds<R, Fut>(
+    name: &str,
+    timeout: Option<Duration>,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+    mut once: impl FnMut(Option<InputResponses>, Option<String>, Option<Instant>) -> Fut,
+) -> Result<R, Failure>
+where
+    Fut: Future<Output = Result<Round<R>, Failure>>,
+{
+    let deadline = timeout.map(|after| Instant::now() + after);
+    let bound = Bound {
+        name,
+        timeout,
+        deadline,
+        context,
+    };
+    let (mut input_responses, mut request_state) = (None, None);
     let mut state_only_rounds = 0u32;
     for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
-        let sent = params.clone();
-        let asked = match forward::send(target, hub, name, sent, context, can_ask, deadline).await?
-        {
-            CallToolResponse::InputRequired(asked) => asked,
-            done => return Ok(done),
+        let asked = match once(input_responses.take(), request_state.take(), deadline).await? {
+            Round::Asked(asked) => asked,
+            Round::Done(done) => return Ok(done),
         };
         let requests = asked.input_requests.unwrap_or_default();
         if requests.is_empty() {
@@ -91,11 +146,12 @@ pub(crate) async fn drive(
             // own client does (50, 100, 200, 250 ms).
             let pause = Duration::from_millis((50u64 << state_only_rounds.min(3)).min(250));
             state_only_rounds += 1;
-            bounded(target, name, context, deadline, "", async {
-                tokio::time::sleep(pause).await;
-                Ok(())
-            })
-            .await?;
+            bound
+                .run("", async {
+                    tokio::time::sleep(pause).await;
+                    Ok(())
+                })
+                .await?;
         } else {
             state_only_rounds = 0;
         }
@@ -109,9 +165,9 @@ pub(crate) async fn drive(
                 ),
             ));
         }
-        let responses = answer_all(target, name, requests, context, deadline).await?;
-        params.input_responses = (!responses.is_empty()).then_some(responses);
-        params.request_state = asked.request_state;
+        let responses = answer_all(&bound, requests).await?;
+        input_responses = (!responses.is_empty()).then_some(responses);
+        request_state = asked.request_state;
     }
     Err(cannot_finish(
         name,
@@ -139,23 +195,17 @@ fn methods(requests: &InputRequests) -> String {
 }
 
 /// Ask the session for every request of one round, at once (as rmcp's client does).
-async fn answer_all(
-    target: &ToolTarget,
-    name: &str,
-    requests: InputRequests,
-    context: &RequestContext<RoleServer>,
-    deadline: Option<Instant>,
-) -> Result<InputResponses, Failure> {
+async fn answer_all(bound: &Bound<'_>, requests: InputRequests) -> Result<InputResponses, Failure> {
     if requests.is_empty() {
         return Ok(InputResponses::new());
     }
-    let capabilities = context.client_capabilities();
+    let capabilities = bound.context.client_capabilities();
     let asks = requests.into_iter().map(|(key, request)| {
         let capabilities = capabilities.as_ref();
         async move {
             let method = method(&request);
-            let asked = answer(request, capabilities, context);
-            let value = bounded(target, name, context, deadline, method, asked).await?;
+            let asked = answer(request, capabilities, bound.context);
+            let value = bound.run(method, asked).await?;
             Ok::<_, Failure>((key, value))
         }
     });
@@ -223,31 +273,43 @@ async fn answer(
     value.map_err(|e| format!("the client's answer to {method} did not serialize: {e}"))
 }
 
-/// Run `work` until `deadline` (the call's timeout), or until the client cancels its call.
-async fn bounded<T>(
-    target: &ToolTarget,
-    name: &str,
-    context: &RequestContext<RoleServer>,
+/// The limits of one request's rounds: its deadline (the call timeout) and its client's
+/// cancellation.
+struct Bound<'a> {
+    name: &'a str,
+    timeout: Option<Duration>,
     deadline: Option<Instant>,
-    waiting_for: &str,
-    work: impl Future<Output = Result<T, String>>,
-) -> Result<T, Failure> {
-    let timed = async {
-        match deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
-            None => Some(work.await),
+    context: &'a RequestContext<RoleServer>,
+}
+
+impl Bound<'_> {
+    /// Run `work` until the deadline, or until the client cancels its request; `waiting_for`
+    /// names what the client was asked, for the timeout's error ("": the server was waited for).
+    async fn run<T>(
+        &self,
+        waiting_for: &str,
+        work: impl Future<Output = Result<T, String>>,
+    ) -> Result<T, Failure> {
+        let timed = async {
+            match self.deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
+                None => Some(work.await),
+            }
+        };
+        let after = self.timeout.unwrap_or_default();
+        tokio::select! {
+            outcome = timed => match outcome {
+                Some(Ok(value)) => Ok(value),
+                Some(Err(why)) => Err(cannot_finish(self.name, why)),
+                None if waiting_for.is_empty() => Err(cannot_finish(
+                    self.name,
+                    format!("the server still needed time after the call timeout ({after:?})"),
+                )),
+                None => Err(cannot_finish(self.name, format!(
+                    "the client did not answer {waiting_for} within the call timeout ({after:?})"
+                ))),
+            },
+            () = self.context.ct.cancelled() => Err(Failure::Cancelled),
         }
-    };
-    tokio::select! {
-        outcome = timed => match outcome {
-            Some(Ok(value)) => Ok(value),
-            Some(Err(why)) => Err(cannot_finish(name, why)),
-            None if waiting_for.is_empty() => Err(forward::timed_out(target, name)),
-            None => Err(cannot_finish(name, format!(
-                "the client did not answer {waiting_for} within the call timeout ({:?})",
-                target.timeout.unwrap_or_default()
-            ))),
-        },
-        () = context.ct.cancelled() => Err(Failure::Cancelled),
     }
 }

@@ -292,11 +292,9 @@ impl ServerHandler for BoardServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog::get_prompt(&self.board, request)
-            .await
-            .map(Into::into)
+        catalog::get_prompt(&self.board, request, &context, !self.stateless).await
     }
 
     async fn list_resources(
@@ -320,11 +318,9 @@ impl ServerHandler for BoardServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        catalog::read_resource(&self.board, request)
-            .await
-            .map(Into::into)
+        catalog::read_resource(&self.board, request, &context, !self.stateless).await
     }
 
     async fn subscribe(

@@ -18,8 +18,9 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-        ElicitationAction, ElicitationCapability, InputRequest, ListRootsResult, ProtocolVersion,
-        Root, RootsCapabilities, SamplingCapability, SamplingMessage,
+        ElicitationAction, ElicitationCapability, GetPromptRequestParams, InputRequest,
+        ListRootsResult, ProtocolVersion, ReadResourceRequestParams, Root, RootsCapabilities,
+        SamplingCapability, SamplingMessage,
     },
     service::{RequestContext, RunningService},
 };
@@ -288,4 +289,73 @@ async fn a_2026_client_gets_input_required_as_the_server_sent_it() {
     .expect("answered")
     .expect("a tool result");
     assert_eq!(text(&result), "carol | carol", "{result:?}");
+}
+
+fn prompt_text(result: &rmcp::model::GetPromptResult) -> String {
+    let text = result.messages[0].content.as_text();
+    text.map(|t| t.text.clone()).unwrap_or_default()
+}
+
+fn resource_text(result: &rmcp::model::ReadResourceResult) -> String {
+    match &result.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn prompt(via: &str, rounds: &str) -> GetPromptRequestParams {
+    let arguments = json!({"via": via, "rounds": rounds});
+    GetPromptRequestParams::new("t-ask").with_arguments(arguments.as_object().cloned().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_and_resources_that_need_input_work_for_both_generations() {
+    let server = BoardServer::new(board(WAIT).await);
+
+    let client = legacy(&server, Downstream::new("dave")).await;
+    let got = tokio::time::timeout(WAIT, client.peer().get_prompt(prompt("sampling", "2")))
+        .await
+        .expect("answered")
+        .expect("a prompt");
+    assert_eq!(prompt_text(&got), "dave | dave");
+    let read = ReadResourceRequestParams::new("t+test://ask/roots");
+    let got = tokio::time::timeout(WAIT, client.peer().read_resource(read))
+        .await
+        .expect("answered")
+        .expect("contents");
+    assert_eq!(resource_text(&got), "file:///dave");
+    // Nothing to ask with: a clear error, not a hang.
+    let mute = Downstream {
+        can: &[],
+        ..Downstream::new("mute")
+    };
+    let client = legacy(&server, mute).await;
+    let read = ReadResourceRequestParams::new("t+test://ask/elicitation");
+    let error = tokio::time::timeout(WAIT, client.peer().read_resource(read))
+        .await
+        .expect("answered")
+        .expect_err("no elicitation");
+    assert!(
+        error.to_string().contains(
+            "the server asked the client for elicitation/create, but the client did not \
+             declare support for it"
+        ),
+        "{error}"
+    );
+
+    let discover = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = session(&server, Downstream::new("erin"), discover).await;
+    let got = tokio::time::timeout(WAIT, client.get_prompt(prompt("elicitation", "1")))
+        .await
+        .expect("answered")
+        .expect("a prompt");
+    assert_eq!(prompt_text(&got), r#"accept {"answer":"erin"}"#);
+    let read = ReadResourceRequestParams::new("t+test://ask/sampling");
+    let got = tokio::time::timeout(WAIT, client.read_resource(read))
+        .await
+        .expect("answered")
+        .expect("contents");
+    assert_eq!(resource_text(&got), "erin");
 }

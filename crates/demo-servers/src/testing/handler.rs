@@ -3,20 +3,29 @@
 
 // The server's own helpers (argument types, `Kind`, `text`, `parse`) and its rmcp imports.
 use super::*;
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResponse,
+};
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            TEST_SERVER_NAME,
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions("PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.");
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.options.ask_tool {
+            capabilities.prompts = Some(Default::default());
+            capabilities.resources = Some(Default::default());
+        }
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                TEST_SERVER_NAME,
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.",
+            );
         if self.options.only_2026 {
             // With a version that has no `initialize` as its own, rmcp refuses `initialize`.
             config.with_protocol_version(ProtocolVersion::V_2026_07_28)
@@ -143,5 +152,59 @@ impl ServerHandler for TestServer {
                 serde_json::Value::Object(args)
             ))),
         }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = if self.options.ask_tool {
+            vec![mrtr::prompt()]
+        } else {
+            Vec::new()
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.options.ask_tool || request.name != "ask" {
+            return Err(ErrorData::invalid_params(
+                format!("no prompt {}", request.name),
+                None,
+            ));
+        }
+        mrtr::get_prompt(&request)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = if self.options.ask_tool {
+            mrtr::resources()
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.options.ask_tool {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        mrtr::read_resource(&request)
     }
 }

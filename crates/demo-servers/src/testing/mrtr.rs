@@ -2,7 +2,8 @@
 //! tool that needs the client's input, asked the 2026-07-28 way (SEP-2322, multi round-trip
 //! requests). Each round answers `input_required` with one request (sampling, elicitation or
 //! roots); the retry carries the client's answer, and the answers so far travel in
-//! `requestState`. After `rounds` answers the tool returns them, joined by `" | "`.
+//! `requestState`. After `rounds` answers the tool returns them, joined by `" | "`. The `ask`
+//! prompt and the `test://ask/{via}` resources ask the same way (one round for a resource).
 //!
 //! rmcp only lets `input_required` reach a client of 2026-07-28 or newer: over an older
 //! protocol the call fails, as it would from any server of the newest generation.
@@ -14,8 +15,10 @@ use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CreateMessageRequest, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema,
-        InputRequest, InputRequests, InputRequiredResult, ListRootsRequest, ListRootsResult,
-        SamplingMessage,
+        GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequests,
+        InputRequiredResult, InputResponses, ListRootsRequest, ListRootsResult, Prompt,
+        PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, Resource, ResourceContents, Role, SamplingMessage,
     },
 };
 use schemars::JsonSchema;
@@ -64,15 +67,117 @@ pub(super) fn entry() -> Entry {
     }
 }
 
-/// One round of `ask`: the next request, or the answers once there are enough.
+/// One round of the `ask` tool: the next request, or the answers once there are enough.
 pub(super) fn call(request: &CallToolRequestParams) -> Result<CallToolResponse, ErrorData> {
     let args = parse::<AskArgs>(request.arguments.as_ref().unwrap_or(&Default::default()))?;
-    let mut answers: Vec<String> = match &request.request_state {
+    let answered = round(
+        args,
+        request.input_responses.as_ref(),
+        request.request_state.as_ref(),
+    )?;
+    Ok(match answered {
+        Ok(answers) => text(answers),
+        Err(asked) => asked.into(),
+    })
+}
+
+/// The `ask` prompt: as the tool, with string arguments (`via`, `rounds`); the answers come
+/// back as the prompt's one message.
+pub(super) fn prompt() -> Prompt {
+    Prompt::new(
+        "ask",
+        Some("Ask the client for input with input_required, as the `ask` tool does."),
+        Some(vec![
+            PromptArgument::new("via")
+                .with_description("sampling, elicitation or roots")
+                .with_required(true),
+            PromptArgument::new("rounds").with_description("how many rounds (default 1)"),
+        ]),
+    )
+}
+
+/// One round of the `ask` prompt.
+pub(super) fn get_prompt(request: &GetPromptRequestParams) -> Result<GetPromptResponse, ErrorData> {
+    let arguments = request.arguments.clone().unwrap_or_default();
+    let field = |key: &str| {
+        arguments
+            .get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let args = AskArgs {
+        via: serde_json::from_value(serde_json::Value::String(field("via")))
+            .map_err(|e| ErrorData::invalid_params(format!("via: {e}"), None))?,
+        rounds: field("rounds").parse().unwrap_or(1),
+        question: None,
+    };
+    let answered = round(
+        args,
+        request.input_responses.as_ref(),
+        request.request_state.as_ref(),
+    )?;
+    Ok(match answered {
+        Ok(answers) => {
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, answers)]).into()
+        }
+        Err(asked) => asked.into(),
+    })
+}
+
+const RESOURCE_PREFIX: &str = "test://ask/";
+
+/// The `ask` resources, one a way of asking: `test://ask/sampling`, `.../elicitation`,
+/// `.../roots`; their text is the answer (one round).
+pub(super) fn resources() -> Vec<Resource> {
+    ["sampling", "elicitation", "roots"]
+        .into_iter()
+        .map(|via| Resource::new(format!("{RESOURCE_PREFIX}{via}"), via))
+        .collect()
+}
+
+/// One round of reading an `ask` resource.
+pub(super) fn read_resource(
+    request: &ReadResourceRequestParams,
+) -> Result<ReadResourceResponse, ErrorData> {
+    let via = request
+        .uri
+        .strip_prefix(RESOURCE_PREFIX)
+        .and_then(|via| serde_json::from_value::<Via>(serde_json::Value::String(via.into())).ok())
+        .ok_or_else(|| {
+            ErrorData::resource_not_found(format!("no resource {}", request.uri), None)
+        })?;
+    let args = AskArgs {
+        via,
+        rounds: 1,
+        question: None,
+    };
+    let answered = round(
+        args,
+        request.input_responses.as_ref(),
+        request.request_state.as_ref(),
+    )?;
+    Ok(match answered {
+        Ok(answers) => {
+            ReadResourceResult::new(vec![ResourceContents::text(answers, request.uri.clone())])
+                .into()
+        }
+        Err(asked) => asked.into(),
+    })
+}
+
+/// One round: the answers once there are `rounds` of them, else the next request.
+fn round(
+    args: AskArgs,
+    input_responses: Option<&InputResponses>,
+    request_state: Option<&String>,
+) -> Result<Result<String, InputRequiredResult>, ErrorData> {
+    let mut answers: Vec<String> = match request_state {
         Some(state) => serde_json::from_str(state)
             .map_err(|e| ErrorData::invalid_params(format!("bad requestState: {e}"), None))?,
         None => Vec::new(),
     };
-    if let Some(responses) = &request.input_responses {
+    if let Some(responses) = input_responses {
         let key = format!("q{}", answers.len());
         let response = responses.get(&key).ok_or_else(|| {
             ErrorData::invalid_params(format!("inputResponses has no {key:?}"), None)
@@ -80,7 +185,7 @@ pub(super) fn call(request: &CallToolRequestParams) -> Result<CallToolResponse, 
         answers.push(read_answer(args.via, response.clone())?);
     }
     if answers.len() >= args.rounds {
-        return Ok(text(answers.join(" | ")));
+        return Ok(Ok(answers.join(" | ")));
     }
     let question = args.question.unwrap_or_else(|| "who are you?".to_string());
     let mut requests = InputRequests::new();
@@ -90,7 +195,7 @@ pub(super) fn call(request: &CallToolRequestParams) -> Result<CallToolResponse, 
     );
     let state = serde_json::to_string(&answers)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-    Ok(InputRequiredResult::new(Some(requests), Some(state)).into())
+    Ok(Err(InputRequiredResult::new(Some(requests), Some(state))))
 }
 
 fn input_request(via: Via, question: String) -> Result<InputRequest, ErrorData> {
