@@ -17,6 +17,7 @@ use rmcp::{
 use tokio::time::Instant;
 
 use crate::{
+    bridge,
     downstream::Session,
     mrtr, tasks,
     upstream::{Flight, Hub},
@@ -69,7 +70,13 @@ pub(crate) async fn call_tool(
     request.name = String::from(target.original.as_str()).into();
     // The downstream's `_meta` is its own lifecycle's; rmcp adds the upstream's.
     request.meta = None;
-    let mut response = call_target(&target, hub, name, request, context, can_ask).await?;
+    let mut response = match hub {
+        // A 2026-07-28 client's answers to a server of an older protocol (see `bridge.rs`).
+        Some(hub) if bridge::is_token(request.request_state.as_deref()) => {
+            bridge::resume(&target, &hub, name, request, context).await?
+        }
+        hub => call_target(&target, hub, name, request, context, can_ask).await?,
+    };
     if let CallToolResponse::Complete(result) = &mut response
         && let Some(ns) = &target.namespace
         && carries_uris(result)
@@ -98,12 +105,19 @@ async fn call_target(
     can_ask: bool,
 ) -> Result<CallToolResponse, Failure> {
     let deadline = target.timeout.map(|after| Instant::now() + after);
-    if mrtr::must_answer(target, hub.as_deref(), context) {
+    // Which protocol generation each side speaks: where they differ, the server's requests
+    // during the call take another way (see `mrtr.rs`, `bridge.rs`).
+    let upstream_2026 = mrtr::upstream_speaks_2026(target, hub.as_deref());
+    let client_2026 = mrtr::client_speaks_2026(context);
+    if upstream_2026 && !client_2026 {
         return mrtr::drive(target, hub.as_deref(), name, params, context, can_ask).await;
     }
     let Some(hub) = hub else {
         return send(target, None, name, params, context, can_ask, deadline).await;
     };
+    if client_2026 && !upstream_2026 && can_ask {
+        return bridge::call(target, &hub, name, params, context).await;
+    }
     if hub.is_plain(&target.original) {
         // The hot path: no copy of the arguments, no task check.
         return send(target, Some(&hub), name, params, context, can_ask, deadline).await;
@@ -141,6 +155,20 @@ async fn call_target(
     Ok(outcome)
 }
 
+/// Why the server of `target` gave no result for `name`, as the board words it.
+pub(crate) fn upstream_failed(target: &ToolTarget, name: &str, source: ServiceError) -> Failure {
+    let namespace = target.namespace.as_deref().map(str::to_string);
+    match source {
+        ServiceError::TransportClosed => PegBoardError::ServiceClosed { namespace },
+        source => PegBoardError::ServiceError {
+            tool: name.to_string(),
+            namespace,
+            source,
+        },
+    }
+    .into()
+}
+
 /// The board's call timeout as it reads in errors.
 fn timed_out(target: &ToolTarget, name: &str) -> Failure {
     PegBoardError::Timeout {
@@ -163,17 +191,7 @@ pub(crate) async fn send(
     can_ask: bool,
     deadline: Option<Instant>,
 ) -> Result<CallToolResponse, Failure> {
-    let namespace = || target.namespace.as_deref().map(str::to_string);
-    let service_error = |source: ServiceError| match source {
-        ServiceError::TransportClosed => PegBoardError::ServiceClosed {
-            namespace: namespace(),
-        },
-        source => PegBoardError::ServiceError {
-            tool: name.to_string(),
-            namespace: namespace(),
-            source,
-        },
-    };
+    let service_error = |source: ServiceError| upstream_failed(target, name, source);
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = target
         .peer
@@ -214,14 +232,9 @@ pub(crate) async fn send(
     match outcome.map_err(service_error)? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(asked) => Ok(CallToolResponse::InputRequired(asked)),
-        other => Err(PegBoardError::ServiceError {
-            tool: name.to_string(),
-            namespace: namespace(),
-            source: ServiceError::UnexpectedResponse,
+        other => {
+            tracing::debug!(?other, "upstream answered tools/call with another result");
+            Err(service_error(ServiceError::UnexpectedResponse))
         }
-        .into())
-        .inspect_err(|_| {
-            tracing::debug!(?other, "upstream answered tools/call with another result")
-        }),
     }
 }

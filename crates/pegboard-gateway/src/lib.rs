@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod bridge;
 mod catalog;
 pub mod config;
 pub mod connect;

@@ -44,24 +44,25 @@ pub(crate) fn speaks_2026(peer: &Peer<RoleClient>) -> bool {
         .is_some_and(|info| is_2026(&info.protocol_version))
 }
 
-/// Whether the gateway must answer the server's input requests for this call itself: the
-/// server speaks 2026-07-28 and the client does not. A connection of an older protocol costs
-/// one load here.
-pub(crate) fn must_answer(
-    target: &ToolTarget,
-    hub: Option<&Hub>,
-    context: &RequestContext<RoleServer>,
-) -> bool {
-    let upstream = match hub {
+/// Whether the server of `target` speaks 2026-07-28 (may answer `input_required`): one load
+/// once its hub has learnt it.
+pub(crate) fn upstream_speaks_2026(target: &ToolTarget, hub: Option<&Hub>) -> bool {
+    match hub {
         Some(hub) => hub.speaks_2026(&target.peer),
         None => speaks_2026(&target.peer),
-    };
-    upstream && !client_speaks_2026(context)
+    }
 }
 
 /// Whether the client of this request speaks 2026-07-28: it takes `input_required` itself.
 pub(crate) fn client_speaks_2026(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|v| is_2026(&v))
+    // As `RequestContext::protocol_version`, without copying the version.
+    match context.meta.protocol_version() {
+        Some(version) => is_2026(&version),
+        None => context
+            .peer
+            .peer_info()
+            .is_some_and(|info| is_2026(&info.protocol_version)),
+    }
 }
 
 /// What one round of a request that may need the client's input came back with.

@@ -15,12 +15,14 @@ use rmcp::{
         ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
         ElicitResult, ElicitationCapability, FormElicitationCapability, GetExtensions,
-        Implementation, ListRootsResult, LoggingMessageNotificationParam,
+        Implementation, InputRequest, ListRootsResult, LoggingMessageNotificationParam,
         ResourceUpdatedNotificationParam, RootsCapabilities, SamplingCapability, ServerRequest,
         UrlElicitationCapability,
     },
     service::{InboundStreamOrigin, NotificationContext, OriginatingRequestId, RequestContext},
 };
+
+use serde_json::Value;
 
 use super::{Flight, Hub};
 use crate::relay::ListKind;
@@ -79,9 +81,14 @@ impl UpstreamClient {
         let ns = self.hub.namespace();
         let can = |f: &Flight| {
             f.can_ask
-                && f.ds_peer
-                    .peer_info()
-                    .is_some_and(|info| capable(&info.capabilities))
+                && match &f.bridge {
+                    // A 2026-07-28 client: the capabilities it declared on its call.
+                    Some(inlet) => inlet.capabilities.as_ref().is_some_and(&capable),
+                    None => f
+                        .ds_peer
+                        .peer_info()
+                        .is_some_and(|info| capable(&info.capabilities)),
+                }
         };
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             context.extensions.get::<InboundStreamOrigin>()
@@ -114,7 +121,9 @@ impl UpstreamClient {
         }
         // No legacy handshake: the session speaks 2026-07-28, where rmcp sends no
         // server-to-client requests.
-        let modern = in_flight.iter().any(|f| f.ds_peer.peer_info().is_none());
+        let modern = in_flight
+            .iter()
+            .any(|f| f.bridge.is_none() && f.ds_peer.peer_info().is_none());
         let mut candidates: Vec<_> = in_flight.into_iter().filter(|f| can(f)).collect();
         match candidates.len() {
             1 => Ok(candidates.remove(0)),
@@ -170,6 +179,20 @@ pub(crate) fn can_elicit(elicitation: &ElicitationCapability, url: bool) -> bool
     } else {
         elicitation.url.is_none() || elicitation.form.is_some()
     }
+}
+
+/// A 2026-07-28 client's answer (the result's JSON, as `inputResponses` carry it) as the result
+/// the server asked for.
+fn from_answer<T: serde::de::DeserializeOwned>(
+    answer: Value,
+    method: &str,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|e| {
+        ErrorData::invalid_params(
+            format!("the client's answer to {method} is not a {method} result: {e}"),
+            None,
+        )
+    })
 }
 
 fn not_found(message: String) -> ErrorData {
@@ -233,6 +256,10 @@ impl ClientHandler for UpstreamClient {
     ) -> Result<CreateMessageResult, ErrorData> {
         const METHOD: &str = "sampling/createMessage";
         let flight = self.pick(&context, METHOD, |c| c.sampling.is_some())?;
+        if let Some(inlet) = &flight.bridge {
+            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
+        }
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
         match ask(&flight, request).await? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
@@ -250,6 +277,10 @@ impl ClientHandler for UpstreamClient {
         let flight = self.pick(&context, METHOD, |c| {
             c.elicitation.as_ref().is_some_and(|e| can_elicit(e, url))
         })?;
+        if let Some(inlet) = &flight.bridge {
+            let request = InputRequest::Elicitation(ElicitRequest::new(params));
+            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
+        }
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         match ask(&flight, request).await? {
             ClientResult::ElicitResult(result) => Ok(result),

@@ -44,6 +44,9 @@ pub struct Hub {
     per_client: std::sync::OnceLock<Arc<PerClient>>,
     /// Whether the connection speaks 2026-07-28 (learnt from its handshake on the first call).
     modern: std::sync::OnceLock<bool>,
+    /// Calls of 2026-07-28 clients waiting for their answers to this server's requests, by
+    /// token (see `bridge.rs`).
+    parked: Mutex<std::collections::HashMap<String, crate::bridge::Parked>>,
 }
 
 impl Hub {
@@ -70,6 +73,7 @@ impl Hub {
             newest: std::sync::OnceLock::new(),
             per_client: std::sync::OnceLock::new(),
             modern: std::sync::OnceLock::new(),
+            parked: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -156,6 +160,12 @@ impl Hub {
     /// `input_required`; read from its handshake once, then a load.
     pub(crate) fn speaks_2026(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> bool {
         *self.modern.get_or_init(|| crate::mrtr::speaks_2026(peer))
+    }
+
+    pub(crate) fn parked(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, crate::bridge::Parked>> {
+        self.parked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn flights(&self) -> &flights::Flights {
