@@ -79,8 +79,10 @@ OPTIONS:
     --huge-tool        add a tool `huge {bytes}` answering with a text of that many bytes
     --huge-list BYTES  add a tool `huge_listing` whose description is BYTES long
     --only-2026        speak only protocol 2026-07-28 (server/discover; refuse initialize)
-    --ask-tool         add a tool `ask {via, rounds?, question?}` that asks the client for input
-                       with input_required (sampling, elicitation or roots; 2026-07-28 clients)
+    --ask-tool         add a tool `ask {via, rounds?, question?}` (and an `ask` prompt and
+                       `test://ask/{via}` resources) that asks the client for input: sampling,
+                       elicitation or roots, with input_required for 2026-07-28 clients and
+                       with requests during the call for older ones
     -h, --help         print this help
 
 ENVIRONMENT:

@@ -71,8 +71,13 @@ impl ClientHandler for Answers {
 }
 
 fn config(dir: &std::path::Path) -> Result<std::path::PathBuf> {
+    config_with(dir, &["--only-2026", "--ask-tool"])
+}
+
+/// The test server with `args` as `t`.
+fn config_with(dir: &std::path::Path, args: &[&str]) -> Result<std::path::PathBuf> {
     let config = json!({"mcpServers": {
-        "t": common::demo_server("test", &["--only-2026", "--ask-tool"]),
+        "t": common::demo_server("test", args),
     }});
     let path = dir.join("pegboard.json");
     std::fs::write(&path, config.to_string())?;
@@ -154,5 +159,57 @@ async fn http_clients_of_both_generations_get_their_input_asked() -> Result<()> 
     )
     .await??;
     assert_eq!(common::first_text(&result), "modern | modern", "{result:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_2026_client_answers_a_server_connected_with_initialize_through_the_bridge() -> Result<()>
+{
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir()?;
+    // Both generations: pegboard connects it with `initialize`, and learns it speaks 2026-07-28
+    // too, so it offers 2026-07-28 to its clients; the server then asks during the call.
+    let path = config_with(dir.path(), &["--ask-tool"])?;
+    let discover = || ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let (_child, url) = common::serve_http(&path, &[], &[]).await?;
+    let client = tokio::time::timeout(
+        WAIT,
+        Answers("bridged").serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(url.as_str()),
+            discover(),
+        ),
+    )
+    .await??;
+    let result = tokio::time::timeout(
+        WAIT,
+        client.call_tool(ask(json!({"via": "sampling", "rounds": 2}))),
+    )
+    .await??;
+    assert_eq!(
+        common::first_text(&result),
+        "bridged | bridged",
+        "{result:?}"
+    );
+
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.arg("serve").arg("--config").arg(&path);
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()?;
+    let client = tokio::time::timeout(
+        WAIT,
+        Answers("stdio").serve_with_lifecycle(transport, discover()),
+    )
+    .await??;
+    let result =
+        tokio::time::timeout(WAIT, client.call_tool(ask(json!({"via": "elicitation"})))).await??;
+    assert_eq!(
+        common::first_text(&result),
+        r#"accept {"answer":"stdio"}"#,
+        "{result:?}"
+    );
     Ok(())
 }

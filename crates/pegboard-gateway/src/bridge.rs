@@ -9,7 +9,8 @@
 //! The token is random (122 bits), single use, bound to the tool's name, and the whole call
 //! (with the client's time to answer) stays within the call timeout: then the server's call is
 //! cancelled and its waiting requests fail. Parked calls live in the gateway process, so a
-//! client's retry must reach the same replica (`--stateless` does not bridge).
+//! client's retry must reach the same replica (`--stateless` does not bridge). The server's
+//! progress notifications go to the first round's progress token.
 // Sampling is deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25, whose servers ask.
 #![allow(deprecated)]
 

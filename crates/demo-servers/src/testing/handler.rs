@@ -91,7 +91,14 @@ impl ServerHandler for TestServer {
             .map(|e| e.kind)
             .ok_or_else(|| ErrorData::invalid_params(format!("tool not found: {name}"), None))?;
         if kind == Kind::Ask {
-            return mrtr::call(&request);
+            let modern = context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+            return if modern {
+                mrtr::call(&request)
+            } else {
+                mrtr::call_directly(&request, &context).await
+            };
         }
         let args = request.arguments.unwrap_or_default();
         match kind {

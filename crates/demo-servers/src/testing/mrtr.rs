@@ -5,26 +5,28 @@
 //! `requestState`. After `rounds` answers the tool returns them, joined by `" | "`. The `ask`
 //! prompt and the `test://ask/{via}` resources ask the same way (one round for a resource).
 //!
-//! rmcp only lets `input_required` reach a client of 2026-07-28 or newer: over an older
-//! protocol the call fails, as it would from any server of the newest generation.
+//! rmcp only lets `input_required` reach a client of 2026-07-28 or newer: to an older client the
+//! tool asks the same questions as ordinary server-to-client requests during the call, as a
+//! server of both generations does (with `only_2026` no older client gets in).
 // Sampling and roots are deprecated by SEP-2577 (2026-07-28) but are what MRTR asks for.
 #![allow(deprecated)]
 
 use rmcp::{
-    ErrorData,
+    ErrorData, RoleServer,
     model::{
         CallToolRequestParams, CallToolResponse, CreateMessageRequest, CreateMessageRequestParams,
         CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema,
         GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequests,
         InputRequiredResult, InputResponses, ListRootsRequest, ListRootsResult, Prompt,
         PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, Resource, ResourceContents, Role, SamplingMessage,
+        ReadResourceResult, Resource, ResourceContents, Role, SamplingMessage, ServerRequest,
     },
+    service::RequestContext,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Entry, Kind, parse, schema, text};
+use super::{Entry, Kind, parse, schema, text, tool_error};
 
 /// What the `ask` tool asks the client for.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -79,6 +81,33 @@ pub(super) fn call(request: &CallToolRequestParams) -> Result<CallToolResponse, 
         Ok(answers) => text(answers),
         Err(asked) => asked.into(),
     })
+}
+
+/// The `ask` tool for a client of an older protocol, which cannot take `input_required`: the
+/// same questions as server-to-client requests during the call (a server of both generations).
+pub(super) async fn call_directly(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let args = parse::<AskArgs>(request.arguments.as_ref().unwrap_or(&Default::default()))?;
+    let question = args.question.unwrap_or_else(|| "who are you?".to_string());
+    let mut answers = Vec::new();
+    for _ in 0..args.rounds {
+        let request = match input_request(args.via, question.clone())? {
+            InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+            InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+            InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
+            _ => return Err(ErrorData::internal_error("unknown input request", None)),
+        };
+        let answer = match context.peer.send_request(request).await {
+            // `ClientResult` is untagged: the result's own JSON, as `inputResponses` carry it.
+            Ok(result) => serde_json::to_value(result)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            Err(e) => return Ok(tool_error(format!("the client did not answer: {e}"))),
+        };
+        answers.push(read_answer(args.via, answer)?);
+    }
+    Ok(text(answers.join(" | ")))
 }
 
 /// The `ask` prompt: as the tool, with string arguments (`via`, `rounds`); the answers come

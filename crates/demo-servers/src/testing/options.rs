@@ -24,8 +24,10 @@ pub struct TestServerOptions {
     /// When true, the server speaks only protocol 2026-07-28 (`server/discover`, no
     /// `initialize`): a server of the newest generation only.
     pub only_2026: bool,
-    /// When true, an `ask {via, rounds?, question?}` tool asks the client for input with
-    /// `input_required` results (2026-07-28 multi round-trip requests; see `testing/mrtr.rs`).
+    /// When true, an `ask {via, rounds?, question?}` tool (and an `ask` prompt and
+    /// `test://ask/{via}` resources) asks the client for input: with `input_required` results
+    /// for a 2026-07-28 client (multi round-trip requests), with server-to-client requests
+    /// during the call for an older one (see `testing/mrtr.rs`).
     pub ask_tool: bool,
 }
 
