@@ -129,7 +129,8 @@ impl UpstreamClient {
             1 => Ok(candidates.remove(0)),
             0 if modern => Err(not_found(format!(
                 "the client speaks MCP 2026-07-28 with pegboard, which cannot send it {method} \
-                 mid-call yet (no input_required bridge); connect with protocol 2025-11-25"
+                 mid-call, and this call has no input_required bridge (only tools/call has \
+                 one); connect with protocol 2025-11-25"
             ))),
             0 => Err(not_found(format!(
                 "the client calling through pegboard did not declare support for {method}"
