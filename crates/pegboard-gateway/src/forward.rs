@@ -115,12 +115,20 @@ async fn call_target(
     let Some(hub) = hub else {
         return send(target, None, name, params, context, can_ask, deadline).await;
     };
-    if client_2026 && !upstream_2026 && can_ask {
-        return bridge::call(target, &hub, name, params, context).await;
-    }
+    // A 2026-07-28 client on a server of an older protocol: the server's requests during the
+    // call come back to the client as `input_required` (see `bridge.rs`).
+    let bridged = client_2026 && !upstream_2026 && can_ask;
+    let up = &hub;
+    let one = |params| async move {
+        if bridged {
+            bridge::call(target, up, name, params, context).await
+        } else {
+            send(target, Some(up), name, params, context, can_ask, deadline).await
+        }
+    };
     if hub.is_plain(&target.original) {
         // The hot path: no copy of the arguments, no task check.
-        return send(target, Some(&hub), name, params, context, can_ask, deadline).await;
+        return one(params).await;
     }
     if hub.needs_task(&target.original) {
         return tasks::run(target, &hub, name, params, context)
@@ -128,16 +136,7 @@ async fn call_target(
             .map(Into::into);
     }
     // First calls of a tool: keep the arguments in case it turns out to require a task.
-    let outcome = send(
-        target,
-        Some(&hub),
-        name,
-        params.clone(),
-        context,
-        can_ask,
-        deadline,
-    )
-    .await?;
+    let outcome = one(params.clone()).await?;
     let CallToolResponse::Complete(result) = &outcome else {
         // `input_required` for a 2026-07-28 client: a tool that asks for input is no task tool.
         hub.mark_plain(&target.original);
