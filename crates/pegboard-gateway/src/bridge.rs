@@ -1,10 +1,11 @@
 //! A client of 2026-07-28 calling a tool of a server connected with an older protocol
 //! (PASSTHROUGH.md §7, "Phase 2"). The server may send sampling or elicitation requests during
-//! the call, and rmcp cannot send those to a 2026-07-28 client. So the gateway runs the upstream
-//! call on a task of its own and, when the server asks, parks it and answers the client's call
+//! the call, and rmcp cannot send those to a 2026-07-28 client. So when the server asks, the
+//! gateway moves the upstream call to a task of its own, parks it, and answers the client's call
 //! with `input_required`: the server's requests, and a token as `requestState`. The client's
 //! retry brings the token back with its answers, which go to the server's waiting requests; the
-//! gateway then waits for the server's next request or its result.
+//! gateway then waits for the server's next request or its result. A call whose server asks
+//! nothing is answered in place, as any other.
 //!
 //! The token is random (122 bits), single use, bound to the tool's name, and the whole call
 //! (with the client's time to answer) stays within the call timeout: then the server's call is
@@ -22,12 +23,12 @@ use std::{
 
 use pegboard::ToolTarget;
 use rmcp::{
-    ErrorData, RoleServer, ServiceError,
+    ErrorData, RoleClient, RoleServer, ServiceError,
     model::{
-        CallToolRequest, CallToolRequestParams, CallToolResponse, ClientCapabilities,
-        ClientRequest, InputRequest, InputRequests, InputRequiredResult, ServerResult,
+        CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, ErrorCode,
+        InputRequest, InputRequests, InputRequiredResult, ServerResult,
     },
-    service::{PeerRequestOptions, RequestContext},
+    service::{PeerRequestOptions, RequestContext, RequestHandle},
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -35,30 +36,32 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::{
     forward::{self, Failure},
-    upstream::{Flight, Hub},
+    mrtr,
+    upstream::{Flight, Hub, OwnedFlightGuard, flights::Flights},
 };
 
 /// What a bridged token's `requestState` starts with.
 const TOKEN_PREFIX: &str = "pegboard-bridge:";
 
-/// From the upstream call's task to the client's rounds.
+/// The client's answer to one of the server's requests (the result's JSON), or why there is none.
+type Answer = oneshot::Sender<Result<Value, ErrorData>>;
+
+/// From the upstream call to the client's rounds.
 #[derive(Debug)]
 pub(crate) enum Event {
     /// The server asks: the answer goes back through the sender.
-    Asked(InputRequest, oneshot::Sender<Value>),
+    Asked(InputRequest, Answer),
     /// The server answered (or failed).
     Done(Result<ServerResult, ServiceError>),
     /// The call timeout passed: the server's call was cancelled.
     Expired,
 }
 
-/// Where a bridged call's server requests go (kept in its [`Flight`]), with the capabilities
-/// the client declared on its call.
+/// Where a bridged call's server requests go (kept in its [`Flight`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Inlet {
     events: mpsc::UnboundedSender<Event>,
     ended: CancellationToken,
-    pub(crate) capabilities: Option<ClientCapabilities>,
 }
 
 impl Inlet {
@@ -82,7 +85,7 @@ impl Inlet {
             .send(Event::Asked(request, answer))
             .map_err(|_| gone())?;
         tokio::select! {
-            value = answered => value.map_err(|_| gone()),
+            value = answered => value.map_err(|_| gone())?,
             () = self.ended.cancelled() => Err(gone()),
         }
     }
@@ -96,7 +99,7 @@ pub(crate) struct Parked {
     events: mpsc::UnboundedReceiver<Event>,
     /// An event read while gathering a round's requests, for the next round.
     stashed: Option<Event>,
-    waiting: HashMap<String, oneshot::Sender<Value>>,
+    waiting: HashMap<String, Answer>,
     next_key: usize,
     /// When the call timeout ends the whole call.
     deadline: Option<Instant>,
@@ -108,7 +111,8 @@ pub(crate) fn is_token(request_state: Option<&str>) -> bool {
     request_state.is_some_and(|state| state.starts_with(TOKEN_PREFIX))
 }
 
-/// Call the tool upstream on a task of its own, then serve the first round.
+/// Call the tool upstream and wait for its answer in place; if the server asks first, move the
+/// call to a task of its own and serve the first round.
 pub(crate) async fn call(
     target: &ToolTarget,
     hub: &Arc<Hub>,
@@ -116,12 +120,11 @@ pub(crate) async fn call(
     params: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, Failure> {
-    let (events, receiver) = mpsc::unbounded_channel();
+    let (events, mut receiver) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
     let inlet = Inlet {
         events: events.clone(),
         ended: cancel.clone(),
-        capabilities: context.client_capabilities(),
     };
     let flight = Flight::new(
         context.peer.clone(),
@@ -130,59 +133,109 @@ pub(crate) async fn call(
         true,
     )
     .bridged(inlet);
-    let expires = target.timeout.map(|after| Instant::now() + after);
-    let (hub_, peer, ended) = (hub.clone(), target.peer.clone(), cancel.clone());
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     // Registered before it is sent: the server's requests find the call even if they come
     // back before rmcp returns the request's id.
     let pending = hub.flights().register_pending(flight);
-    tokio::spawn(async move {
-        let hub = hub_;
-        let sent = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await;
-        let handle = match sent {
-            Ok(handle) => handle,
-            Err(error) => {
-                hub.flights().forget_pending(pending);
-                let _ = events.send(Event::Done(Err(error)));
-                return;
-            }
-        };
-        let (id, token) = (handle.id.clone(), handle.progress_token.clone());
-        let Some(guard) = hub.flights().bind(pending, &peer, id, token) else {
-            return;
-        };
-        let response = handle.await_response();
-        let expiry = async {
-            match expires {
-                Some(at) => tokio::time::sleep_until(at.into()).await,
-                None => std::future::pending().await,
-            }
-        };
-        let event = tokio::select! {
-            outcome = response => {
-                guard.finish();
-                Event::Done(outcome)
-            }
-            () = expiry => Event::Expired,
-            // The client cancelled, or its round was dropped: the guard tells the server.
-            () = ended.cancelled() => return,
-        };
-        let _ = events.send(event);
-        // The server's requests still waiting fail now.
-        ended.cancel();
-    });
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let sent = target
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await;
+    let mut handle = match sent {
+        Ok(handle) => handle,
+        Err(error) => {
+            hub.flights().forget_pending(pending);
+            return Err(forward::upstream_failed(target, name, error));
+        }
+    };
+    let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+    let Some(guard) = Flights::bind_owned(hub, pending, &target.peer, id, token) else {
+        return Err(forward::upstream_failed(
+            target,
+            name,
+            ServiceError::TransportClosed,
+        ));
+    };
+    let expires = target.timeout.map(|after| Instant::now() + after);
+    let first = tokio::select! {
+        // Polled by hand (not `await_response`) so the handle can still move to a task.
+        outcome = &mut handle.rx => {
+            guard.finish();
+            let outcome = outcome.unwrap_or(Err(ServiceError::TransportClosed));
+            return done(target, name, outcome);
+        }
+        event = receiver.recv() => event,
+        () = until(expires) => return Err(expired(target, name)),
+        // The guard tells the server.
+        () = context.ct.cancelled() => return Err(Failure::Cancelled),
+    };
+    tokio::spawn(wait_upstream(
+        handle,
+        guard,
+        events,
+        cancel.clone(),
+        expires,
+    ));
     let parked = Parked {
         tool: name.to_string(),
         events: receiver,
-        stashed: None,
+        stashed: first,
         waiting: HashMap::new(),
         next_key: 0,
         deadline: expires,
         _cancel: cancel.drop_guard(),
     };
     round(target, hub, name, parked, context).await
+}
+
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The rest of a parked call upstream: its answer, or its end at the call timeout or when the
+/// client's side drops it (then the guard tells the server).
+async fn wait_upstream(
+    handle: RequestHandle<RoleClient>,
+    guard: OwnedFlightGuard,
+    events: mpsc::UnboundedSender<Event>,
+    ended: CancellationToken,
+    expires: Option<Instant>,
+) {
+    let event = tokio::select! {
+        outcome = handle.await_response() => {
+            guard.finish();
+            Event::Done(outcome)
+        }
+        () = until(expires) => Event::Expired,
+        () = ended.cancelled() => return,
+    };
+    let _ = events.send(event);
+    // The server's requests still waiting fail now.
+    ended.cancel();
+}
+
+fn done(
+    target: &ToolTarget,
+    name: &str,
+    outcome: Result<ServerResult, ServiceError>,
+) -> Result<CallToolResponse, Failure> {
+    match outcome {
+        Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
+        Ok(_) => Err(forward::upstream_failed(
+            target,
+            name,
+            ServiceError::UnexpectedResponse,
+        )),
+        Err(error) => Err(forward::upstream_failed(target, name, error)),
+    }
+}
+
+fn expired(target: &ToolTarget, name: &str) -> Failure {
+    let timeout = target.timeout.unwrap_or_default();
+    forward::upstream_failed(target, name, ServiceError::Timeout { timeout })
 }
 
 /// A retry that brings a bridge token back: the client's answers go to the server's waiting
@@ -210,7 +263,7 @@ pub(crate) async fn resume(
     let mut answers = params.input_responses.unwrap_or_default();
     for (key, waiting) in std::mem::take(&mut parked.waiting) {
         if let Some(answer) = answers.remove(&key) {
-            let _ = waiting.send(answer);
+            let _ = waiting.send(Ok(answer));
         }
     }
     round(target, hub, name, parked, context).await
@@ -234,27 +287,22 @@ async fn round(
     };
     let (request, answer) = match first {
         Some(Event::Asked(request, answer)) => (request, answer),
-        Some(Event::Done(Ok(ServerResult::CallToolResult(result)))) => return Ok(result.into()),
-        Some(Event::Done(Ok(_))) => {
-            return Err(forward::upstream_failed(
-                target,
-                name,
-                ServiceError::UnexpectedResponse,
-            ));
-        }
-        Some(Event::Done(Err(error))) => return Err(forward::upstream_failed(target, name, error)),
-        Some(Event::Expired) | None => {
-            return Err(forward::upstream_failed(
-                target,
-                name,
-                ServiceError::Timeout {
-                    timeout: target.timeout.unwrap_or_default(),
-                },
-            ));
-        }
+        Some(Event::Done(outcome)) => return done(target, name, outcome),
+        Some(Event::Expired) | None => return Err(expired(target, name)),
     };
+    let capabilities = context.client_capabilities();
     let mut requests = InputRequests::new();
-    let mut add = |parked: &mut Parked, request, answer| {
+    let mut add = |parked: &mut Parked, request: InputRequest, answer: Answer| {
+        if !mrtr::client_can(capabilities.as_ref(), &request) {
+            // As a client of an older protocol that did not declare it is answered.
+            let method = mrtr::method(&request);
+            let _ = answer.send(Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("the client calling through pegboard did not declare support for {method}"),
+                None,
+            )));
+            return;
+        }
         let key = format!("pb-{}", parked.next_key);
         parked.next_key += 1;
         parked.waiting.insert(key.clone(), answer);
@@ -270,6 +318,10 @@ async fn round(
                 break;
             }
         }
+    }
+    if requests.is_empty() {
+        // Nothing this client can answer: the server goes on (or fails) without it.
+        return Box::pin(round(target, hub, name, parked, context)).await;
     }
     let token = format!("{TOKEN_PREFIX}{}", uuid::Uuid::new_v4().simple());
     hub.park(token.clone(), parked);

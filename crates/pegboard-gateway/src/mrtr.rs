@@ -180,7 +180,7 @@ fn cannot_finish(name: &str, why: String) -> Failure {
     Failure::Unanswered(format!("pegboard could not finish '{name}': {why}"))
 }
 
-fn method(request: &InputRequest) -> &'static str {
+pub(crate) fn method(request: &InputRequest) -> &'static str {
     match request {
         InputRequest::CreateMessage(_) => "sampling/createMessage",
         InputRequest::Elicitation(_) => "elicitation/create",
@@ -224,34 +224,22 @@ async fn answer(
     context: &RequestContext<RoleServer>,
 ) -> Result<Value, String> {
     let method = method(&request);
-    let (mut request, capable) = match request {
-        InputRequest::CreateMessage(r) => (
-            ServerRequest::CreateMessageRequest(r),
-            capabilities.is_some_and(|c| c.sampling.is_some()),
-        ),
-        InputRequest::Elicitation(r) => {
-            let url = matches!(r.params, ElicitRequestParams::UrlElicitationParams { .. });
-            let capable = capabilities
-                .and_then(|c| c.elicitation.as_ref())
-                .is_some_and(|e| can_elicit(e, url));
-            (ServerRequest::ElicitRequest(r), capable)
-        }
-        InputRequest::ListRoots(r) => (
-            ServerRequest::ListRootsRequest(r),
-            capabilities.is_some_and(|c| c.roots.is_some()),
-        ),
+    if !client_can(capabilities, &request) {
+        return Err(format!(
+            "the server asked the client for {method}, but the client did not declare support \
+             for it"
+        ));
+    }
+    let mut request = match request {
+        InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+        InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+        InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
         _ => {
             return Err(format!(
                 "the server asked for {method} of a kind pegboard cannot relay"
             ));
         }
     };
-    if !capable {
-        return Err(format!(
-            "the server asked the client for {method}, but the client did not declare support \
-             for it"
-        ));
-    }
     // Inside the downstream call's handler rmcp ties the request to that call anyway (its
     // task-local origin); said here too, so the HTTP session sends it on the call's stream.
     request
@@ -272,6 +260,24 @@ async fn answer(
         _ => return Err(format!("the client answered {method} with another result")),
     };
     value.map_err(|e| format!("the client's answer to {method} did not serialize: {e}"))
+}
+
+/// Whether a client that declared `capabilities` takes `request`.
+pub(crate) fn client_can(
+    capabilities: Option<&ClientCapabilities>,
+    request: &InputRequest,
+) -> bool {
+    match request {
+        InputRequest::CreateMessage(_) => capabilities.is_some_and(|c| c.sampling.is_some()),
+        InputRequest::Elicitation(r) => {
+            let url = matches!(r.params, ElicitRequestParams::UrlElicitationParams { .. });
+            capabilities
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| can_elicit(e, url))
+        }
+        InputRequest::ListRoots(_) => capabilities.is_some_and(|c| c.roots.is_some()),
+        _ => false,
+    }
 }
 
 /// The limits of one request's rounds: its deadline (the call timeout) and its client's

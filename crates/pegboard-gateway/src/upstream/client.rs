@@ -82,8 +82,9 @@ impl UpstreamClient {
         let can = |f: &Flight| {
             f.can_ask
                 && match &f.bridge {
-                    // A 2026-07-28 client: the capabilities it declared on its call.
-                    Some(inlet) => inlet.capabilities.as_ref().is_some_and(&capable),
+                    // A 2026-07-28 client declares its capabilities per request: checked when
+                    // the request reaches its call (`bridge.rs`).
+                    Some(_) => true,
                     None => f
                         .ds_peer
                         .peer_info()

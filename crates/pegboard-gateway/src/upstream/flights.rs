@@ -123,7 +123,7 @@ impl Flights {
 
     /// Record a call before it is sent (its upstream id is not known yet): rmcp may yield
     /// between queueing a request and returning its id, and the server may ask in between.
-    /// [`Flights::bind`] files it under its id once sent.
+    /// [`Flights::bind_owned`] files it under its id once sent.
     pub(crate) fn register_pending(&self, flight: Flight) -> u64 {
         let mut table = self.lock();
         let key = table.next_pending;
@@ -132,25 +132,36 @@ impl Flights {
         key
     }
 
-    /// The pending call `key` was sent as `up_id` with `up_token`: as [`Flights::register`].
-    pub(crate) fn bind(
-        &self,
+    /// The pending call `key` was sent as `up_id` with `up_token`: as [`Flights::register`],
+    /// with a guard that owns `hub` (this table's), for a call whose waiting may move to a task
+    /// of its own.
+    pub(crate) fn bind_owned(
+        hub: &Arc<super::Hub>,
         key: u64,
         up_peer: &Peer<RoleClient>,
         up_id: RequestId,
         up_token: ProgressToken,
-    ) -> Option<FlightGuard<'_>> {
+    ) -> Option<OwnedFlightGuard> {
+        hub.flights()
+            .file(key, &up_id, &up_token)
+            .then(|| OwnedFlightGuard {
+                hub: hub.clone(),
+                up_peer: up_peer.clone(),
+                up_id,
+                up_token,
+                finished: false,
+            })
+    }
+
+    /// Move the pending call `key` under its upstream id and token (`false`: no such call).
+    fn file(&self, key: u64, up_id: &RequestId, up_token: &ProgressToken) -> bool {
         let mut table = self.lock();
-        let flight = table.pending.remove(&key)?;
+        let Some(flight) = table.pending.remove(&key) else {
+            return false;
+        };
         table.by_id.insert(up_id.clone(), up_token.clone());
         table.by_token.insert(up_token.clone(), flight);
-        Some(FlightGuard {
-            flights: self,
-            up_peer: up_peer.clone(),
-            up_id,
-            up_token,
-            finished: false,
-        })
+        true
     }
 
     /// The pending call `key` was never sent.
@@ -210,16 +221,62 @@ impl FlightGuard<'_> {
 
 impl Drop for FlightGuard<'_> {
     fn drop(&mut self) {
-        self.flights.remove(&self.up_id, &self.up_token);
-        if !self.finished {
-            let peer = self.up_peer.clone();
-            let param = CancelledNotificationParam::new(
-                Some(self.up_id.clone()),
-                Some("the client cancelled the request".into()),
-            );
-            tokio::spawn(async move {
-                let _ = peer.notify_cancelled(param).await;
-            });
-        }
+        release(
+            self.flights,
+            &self.up_peer,
+            &self.up_id,
+            &self.up_token,
+            self.finished,
+        );
+    }
+}
+
+/// [`FlightGuard`] owning its hub (see [`Flights::bind_owned`]).
+#[derive(Debug)]
+pub(crate) struct OwnedFlightGuard {
+    hub: Arc<super::Hub>,
+    up_peer: Peer<RoleClient>,
+    up_id: RequestId,
+    up_token: ProgressToken,
+    finished: bool,
+}
+
+impl OwnedFlightGuard {
+    /// The upstream answered: nothing to cancel.
+    pub(crate) fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for OwnedFlightGuard {
+    fn drop(&mut self) {
+        release(
+            self.hub.flights(),
+            &self.up_peer,
+            &self.up_id,
+            &self.up_token,
+            self.finished,
+        );
+    }
+}
+
+/// A call's entry goes; unless it was answered, the server is told it is cancelled.
+fn release(
+    flights: &Flights,
+    up_peer: &Peer<RoleClient>,
+    up_id: &RequestId,
+    up_token: &ProgressToken,
+    finished: bool,
+) {
+    flights.remove(up_id, up_token);
+    if !finished {
+        let peer = up_peer.clone();
+        let param = CancelledNotificationParam::new(
+            Some(up_id.clone()),
+            Some("the client cancelled the request".into()),
+        );
+        tokio::spawn(async move {
+            let _ = peer.notify_cancelled(param).await;
+        });
     }
 }

@@ -4,7 +4,7 @@
 
 pub mod child;
 mod client;
-mod flights;
+pub(crate) mod flights;
 pub(crate) mod generation;
 pub mod limit;
 pub mod limit_http;
@@ -18,6 +18,7 @@ use std::{
 
 pub use client::UpstreamClient;
 pub(crate) use client::{can_elicit, client_error};
+pub(crate) use flights::OwnedFlightGuard;
 pub use flights::{Flight, FlightGuard};
 pub use tap::ProgressTap;
 
