@@ -79,6 +79,10 @@ OPTIONS:
     --huge-tool        add a tool `huge {bytes}` answering with a text of that many bytes
     --huge-list BYTES  add a tool `huge_listing` whose description is BYTES long
     --only-2026        speak only protocol 2026-07-28 (server/discover; refuse initialize)
+    --ask-tool         add a tool `ask {via, rounds?, question?}` (and an `ask` prompt and
+                       `test://ask/{via}` resources) that asks the client for input: sampling,
+                       elicitation or roots, with input_required for 2026-07-28 clients and
+                       with requests during the call for older ones
     -h, --help         print this help
 
 ENVIRONMENT:
@@ -146,6 +150,10 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     if let Some(i) = args.iter().position(|a| a == "--only-2026") {
         args.remove(i);
         options.only_2026 = true;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--ask-tool") {
+        args.remove(i);
+        options.ask_tool = true;
     }
     if let Some(extra) = args.first() {
         anyhow::bail!("unexpected argument {extra:?} (see --help)");

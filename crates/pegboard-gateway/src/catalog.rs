@@ -1,18 +1,25 @@
 //! Prompts, resources and completions served from the board (PASSTHROUGH.md §3, §4): what
 //! [`crate::server::BoardServer`]'s handlers delegate to. The naming and routing live in the
 //! library ([`pegboard::uri`], `PegBoard::{list_prompts, read_resource, ...}`); here they become
-//! MCP answers.
+//! MCP answers. `prompts/get` and `resources/read` may need the client's input (2026-07-28
+//! `input_required`, see `mrtr.rs`).
 
 use pegboard::{PegBoard, PegBoardError};
 use rmcp::{
-    ErrorData,
+    ErrorData, RoleServer,
     model::{
-        CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
+        CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse,
         ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ReadResourceRequestParams, ReadResourceResult, ResultType,
+        ReadResourceRequestParams, ReadResourceResponse, ResultType,
     },
+    service::RequestContext,
 };
 use serde_json::json;
+
+use crate::{
+    forward::Failure,
+    mrtr::{self, Round},
+};
 
 /// A board error as the MCP answer a client expects: a name or URI that is not on the board is
 /// the client's mistake (-32602, with close matches); a server's own error passes as it is.
@@ -39,17 +46,41 @@ pub(crate) async fn list_prompts(board: &PegBoard) -> ListPromptsResult {
     ListPromptsResult::with_all_items(board.list_prompts().await)
 }
 
+/// `prompts/get`, with its `input_required` rounds passed to a 2026-07-28 client or answered for
+/// an older one (see `mrtr.rs`); `can_ask`: the session can be asked (not `--stateless`).
 pub(crate) async fn get_prompt(
     board: &PegBoard,
-    request: GetPromptRequestParams,
-) -> Result<GetPromptResult, ErrorData> {
-    let mut result = board
-        .get_prompt(&request.name, request.arguments)
-        .await
-        .map_err(to_error)?;
-    // The upstream may speak an older protocol (no `resultType`); a 2026-07-28 client requires it.
-    result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    mut request: GetPromptRequestParams,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+) -> Result<GetPromptResponse, ErrorData> {
+    // The downstream's `_meta` is its own lifecycle's; rmcp adds the upstream's.
+    request.meta = None;
+    if mrtr::client_speaks_2026(context) {
+        let mut response = board.get_prompt_once(request).await.map_err(to_error)?;
+        if let GetPromptResponse::Complete(result) = &mut response {
+            // The upstream may speak an older protocol (no `resultType`); this client requires it.
+            result.result_type = Some(ResultType::COMPLETE);
+        }
+        return Ok(response);
+    }
+    let name = request.name.clone();
+    let timeout = board.call_timeout();
+    let result = mrtr::rounds(&name, timeout, context, can_ask, |responses, state, _| {
+        let mut sent = request.clone();
+        sent.input_responses = responses;
+        sent.request_state = state;
+        async move {
+            match board.get_prompt_once(sent).await? {
+                GetPromptResponse::Complete(result) => Ok(Round::Done(result)),
+                GetPromptResponse::InputRequired(asked) => Ok(Round::Asked(asked)),
+                _ => Err(unknown("prompts/get")),
+            }
+        }
+    })
+    .await
+    .map_err(failed)?;
+    Ok(result.into())
 }
 
 pub(crate) async fn list_resources(board: &PegBoard) -> ListResourcesResult {
@@ -60,13 +91,54 @@ pub(crate) async fn list_resource_templates(board: &PegBoard) -> ListResourceTem
     ListResourceTemplatesResult::with_all_items(board.list_resource_templates().await)
 }
 
+/// `resources/read`, with its `input_required` rounds as for [`get_prompt`].
 pub(crate) async fn read_resource(
     board: &PegBoard,
-    request: ReadResourceRequestParams,
-) -> Result<ReadResourceResult, ErrorData> {
-    let mut result = board.read_resource(&request.uri).await.map_err(to_error)?;
-    result.result_type = Some(ResultType::COMPLETE);
-    Ok(result)
+    mut request: ReadResourceRequestParams,
+    context: &RequestContext<RoleServer>,
+    can_ask: bool,
+) -> Result<ReadResourceResponse, ErrorData> {
+    request.meta = None;
+    if mrtr::client_speaks_2026(context) {
+        let mut response = board.read_resource_once(request).await.map_err(to_error)?;
+        if let ReadResourceResponse::Complete(result) = &mut response {
+            result.result_type = Some(ResultType::COMPLETE);
+        }
+        return Ok(response);
+    }
+    let uri = request.uri.clone();
+    let timeout = board.call_timeout();
+    let result = mrtr::rounds(&uri, timeout, context, can_ask, |responses, state, _| {
+        let mut sent = request.clone();
+        sent.input_responses = responses;
+        sent.request_state = state;
+        async move {
+            match board.read_resource_once(sent).await? {
+                ReadResourceResponse::Complete(result) => Ok(Round::Done(result)),
+                ReadResourceResponse::InputRequired(asked) => Ok(Round::Asked(asked)),
+                _ => Err(unknown("resources/read")),
+            }
+        }
+    })
+    .await
+    .map_err(failed)?;
+    Ok(result.into())
+}
+
+/// A kind of answer newer than this gateway.
+fn unknown(method: &str) -> Failure {
+    Failure::Unanswered(format!(
+        "the server answered {method} with a kind of result pegboard does not know"
+    ))
+}
+
+/// Why a prompt or resource has no answer, as the client's error.
+fn failed(failure: Failure) -> ErrorData {
+    match failure {
+        Failure::Board(error) => to_error(error),
+        Failure::Cancelled => ErrorData::internal_error("request cancelled by the client", None),
+        Failure::Open(why) | Failure::Unanswered(why) => ErrorData::internal_error(why, None),
+    }
 }
 
 pub(crate) async fn complete(

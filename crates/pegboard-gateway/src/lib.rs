@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod bridge;
 mod catalog;
 pub mod config;
 pub mod connect;
@@ -48,6 +49,7 @@ mod gateway;
 pub mod http;
 mod http_client;
 pub mod http_serve;
+mod mrtr;
 pub mod per_client;
 pub mod relay;
 pub mod reload;

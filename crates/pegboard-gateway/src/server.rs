@@ -279,16 +279,20 @@ impl ServerHandler for BoardServer {
             crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),
             crate::search_mode::Intercept::Call(request) => request,
         };
-        let (name, arguments) = (request.name, request.arguments);
+        let mut request = request;
+        let name = std::mem::take(&mut request.name);
         let session = (!self.stateless).then_some(&*self.session);
-        match forward::call_tool(&self.board, &name, arguments, &context, session).await {
-            Ok(mut result) => {
+        match forward::call_tool(&self.board, &name, request, &context, session).await {
+            Ok(CallToolResponse::Complete(mut result)) => {
                 // The upstream answered on its own connection, maybe of an older protocol
                 // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
                 // strips it again for legacy clients.
                 result.result_type = Some(ResultType::COMPLETE);
                 Ok(result.into())
             }
+            // `input_required` for a 2026-07-28 client, as the server sent it: the retry names
+            // the same tool, so it reaches the same server with its answers and state.
+            Ok(other) => Ok(other),
             Err(forward::Failure::Board(error)) => to_response(&name, error),
             // The guard in `forward` has told the upstream.
             Err(forward::Failure::Cancelled) => Err(ErrorData::internal_error(
@@ -296,7 +300,7 @@ impl ServerHandler for BoardServer {
                 None,
             )),
             // Like a server that failed: the model reads why, and may try again.
-            Err(forward::Failure::Open(why)) => {
+            Err(forward::Failure::Open(why) | forward::Failure::Unanswered(why)) => {
                 Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into())
             }
         }
@@ -314,11 +318,9 @@ impl ServerHandler for BoardServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog::get_prompt(&self.board, request)
-            .await
-            .map(Into::into)
+        catalog::get_prompt(&self.board, request, &context, !self.stateless).await
     }
 
     async fn list_resources(
@@ -342,11 +344,9 @@ impl ServerHandler for BoardServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        catalog::read_resource(&self.board, request)
-            .await
-            .map(Into::into)
+        catalog::read_resource(&self.board, request, &context, !self.stateless).await
     }
 
     async fn subscribe(

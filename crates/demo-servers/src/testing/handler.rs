@@ -3,20 +3,29 @@
 
 // The server's own helpers (argument types, `Kind`, `text`, `parse`) and its rmcp imports.
 use super::*;
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResponse,
+};
 
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            TEST_SERVER_NAME,
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions("PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.");
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.options.ask_tool {
+            capabilities.prompts = Some(Default::default());
+            capabilities.resources = Some(Default::default());
+        }
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                TEST_SERVER_NAME,
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "PegBoard test server: echo, sleep, crash, add_tool, remove_tool, pid.",
+            );
         if self.options.only_2026 {
             // With a version that has no `initialize` as its own, rmcp refuses `initialize`.
             config.with_protocol_version(ProtocolVersion::V_2026_07_28)
@@ -75,13 +84,23 @@ impl ServerHandler for TestServer {
         self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
         self.event();
         let name = request.name.as_ref();
-        let args = request.arguments.unwrap_or_default();
         let kind = self
             .read()
             .iter()
             .find(|e| e.tool.name == name)
             .map(|e| e.kind)
             .ok_or_else(|| ErrorData::invalid_params(format!("tool not found: {name}"), None))?;
+        if kind == Kind::Ask {
+            let modern = context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+            return if modern {
+                mrtr::call(&request)
+            } else {
+                mrtr::call_directly(&request, &context).await
+            };
+        }
+        let args = request.arguments.unwrap_or_default();
         match kind {
             Kind::Echo => Ok(text(parse::<EchoArgs>(&args)?.text)),
             Kind::Sleep => {
@@ -133,12 +152,66 @@ impl ServerHandler for TestServer {
                 )))
             }
             Kind::Pid => Ok(text(std::process::id().to_string())),
-            Kind::Extra | Kind::Listing => Ok(text(name.to_string())),
+            Kind::Extra | Kind::Listing | Kind::Ask => Ok(text(name.to_string())),
             Kind::Huge => Ok(text("x".repeat(parse::<HugeArgs>(&args)?.bytes))),
             Kind::Dynamic => Ok(text(format!(
                 "{name} called with {}",
                 serde_json::Value::Object(args)
             ))),
         }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = if self.options.ask_tool {
+            vec![mrtr::prompt()]
+        } else {
+            Vec::new()
+        };
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.options.ask_tool || request.name != "ask" {
+            return Err(ErrorData::invalid_params(
+                format!("no prompt {}", request.name),
+                None,
+            ));
+        }
+        mrtr::get_prompt(&request)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = if self.options.ask_tool {
+            mrtr::resources()
+        } else {
+            Vec::new()
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if !self.options.ask_tool {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        mrtr::read_resource(&request)
     }
 }

@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod handler;
+mod mrtr;
 mod options;
 
 pub use options::TestServerOptions;
@@ -76,6 +77,8 @@ enum Kind {
     Huge,
     /// `huge_listing` (with `huge_list`): only there to make the listing big.
     Listing,
+    /// `ask` (with `ask_tool`): asks the client with `input_required` (see `mrtr.rs`).
+    Ask,
 }
 
 #[derive(Debug, Clone)]
@@ -234,6 +237,9 @@ impl TestServer {
                 ),
                 kind: Kind::Listing,
             });
+        }
+        if options.ask_tool {
+            tools.push(mrtr::entry());
         }
         Self {
             options: Arc::new(options),

@@ -24,6 +24,11 @@ pub struct TestServerOptions {
     /// When true, the server speaks only protocol 2026-07-28 (`server/discover`, no
     /// `initialize`): a server of the newest generation only.
     pub only_2026: bool,
+    /// When true, an `ask {via, rounds?, question?}` tool (and an `ask` prompt and
+    /// `test://ask/{via}` resources) asks the client for input: with `input_required` results
+    /// for a 2026-07-28 client (multi round-trip requests), with server-to-client requests
+    /// during the call for an older one (see `testing/mrtr.rs`).
+    pub ask_tool: bool,
 }
 
 impl TestServerOptions {
@@ -50,6 +55,11 @@ impl TestServerOptions {
     /// Sets [`only_2026`](Self::only_2026).
     pub fn only_2026(mut self, yes: bool) -> Self {
         self.only_2026 = yes;
+        self
+    }
+    /// Sets [`ask_tool`](Self::ask_tool).
+    pub fn ask_tool(mut self, yes: bool) -> Self {
+        self.ask_tool = yes;
         self
     }
     /// Sets [`huge_tool`](Self::huge_tool).

@@ -149,6 +149,9 @@ pub(crate) fn unwrap_call(
         }
     }
     inner.meta = request.meta.clone();
+    // A 2026-07-28 client's retry after `input_required`: its answers go to the same tool.
+    inner.input_responses = request.input_responses.clone();
+    inner.request_state = request.request_state.clone();
     Ok(inner)
 }
 

@@ -15,12 +15,14 @@ use rmcp::{
         ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
         ElicitResult, ElicitationCapability, FormElicitationCapability, GetExtensions,
-        Implementation, ListRootsResult, LoggingMessageNotificationParam,
+        Implementation, InputRequest, ListRootsResult, LoggingMessageNotificationParam,
         ResourceUpdatedNotificationParam, RootsCapabilities, SamplingCapability, ServerRequest,
         UrlElicitationCapability,
     },
     service::{InboundStreamOrigin, NotificationContext, OriginatingRequestId, RequestContext},
 };
+
+use serde_json::Value;
 
 use super::{Flight, Hub};
 use crate::relay::ListKind;
@@ -79,9 +81,15 @@ impl UpstreamClient {
         let ns = self.hub.namespace();
         let can = |f: &Flight| {
             f.can_ask
-                && f.ds_peer
-                    .peer_info()
-                    .is_some_and(|info| capable(&info.capabilities))
+                && match &f.bridge {
+                    // A 2026-07-28 client declares its capabilities per request: checked when
+                    // the request reaches its call (`bridge.rs`).
+                    Some(_) => true,
+                    None => f
+                        .ds_peer
+                        .peer_info()
+                        .is_some_and(|info| capable(&info.capabilities)),
+                }
         };
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             context.extensions.get::<InboundStreamOrigin>()
@@ -114,13 +122,16 @@ impl UpstreamClient {
         }
         // No legacy handshake: the session speaks 2026-07-28, where rmcp sends no
         // server-to-client requests.
-        let modern = in_flight.iter().any(|f| f.ds_peer.peer_info().is_none());
+        let modern = in_flight
+            .iter()
+            .any(|f| f.bridge.is_none() && f.ds_peer.peer_info().is_none());
         let mut candidates: Vec<_> = in_flight.into_iter().filter(|f| can(f)).collect();
         match candidates.len() {
             1 => Ok(candidates.remove(0)),
             0 if modern => Err(not_found(format!(
                 "the client speaks MCP 2026-07-28 with pegboard, which cannot send it {method} \
-                 mid-call yet (no input_required bridge); connect with protocol 2025-11-25"
+                 mid-call, and this call has no input_required bridge (only tools/call has \
+                 one); connect with protocol 2025-11-25"
             ))),
             0 => Err(not_found(format!(
                 "the client calling through pegboard did not declare support for {method}"
@@ -148,12 +159,41 @@ async fn ask(flight: &Flight, mut request: ServerRequest) -> Result<ClientResult
     let reply = tokio::spawn(async move { peer.send_request(request).await })
         .await
         .map_err(|e| ErrorData::internal_error(format!("pegboard relay task failed: {e}"), None))?;
-    reply.map_err(|e| match e {
+    reply.map_err(client_error)
+}
+
+/// Why a request to a downstream client got no result, as the error to pass on.
+pub(crate) fn client_error(error: ServiceError) -> ErrorData {
+    match error {
         ServiceError::McpError(error) => error,
         other => ErrorData::internal_error(
             format!("pegboard could not reach the client: {other}"),
             None,
         ),
+    }
+}
+
+/// Whether a client that declared `elicitation` accepts a request of this mode (`url`, else
+/// form): one that declares no modes supports form only.
+pub(crate) fn can_elicit(elicitation: &ElicitationCapability, url: bool) -> bool {
+    if url {
+        elicitation.url.is_some()
+    } else {
+        elicitation.url.is_none() || elicitation.form.is_some()
+    }
+}
+
+/// A 2026-07-28 client's answer (the result's JSON, as `inputResponses` carry it) as the result
+/// the server asked for.
+fn from_answer<T: serde::de::DeserializeOwned>(
+    answer: Value,
+    method: &str,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|e| {
+        ErrorData::invalid_params(
+            format!("the client's answer to {method} is not a {method} result: {e}"),
+            None,
+        )
     })
 }
 
@@ -218,6 +258,10 @@ impl ClientHandler for UpstreamClient {
     ) -> Result<CreateMessageResult, ErrorData> {
         const METHOD: &str = "sampling/createMessage";
         let flight = self.pick(&context, METHOD, |c| c.sampling.is_some())?;
+        if let Some(inlet) = &flight.bridge {
+            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
+        }
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
         match ask(&flight, request).await? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
@@ -233,15 +277,12 @@ impl ClientHandler for UpstreamClient {
         const METHOD: &str = "elicitation/create";
         let url = matches!(params, ElicitRequestParams::UrlElicitationParams { .. });
         let flight = self.pick(&context, METHOD, |c| {
-            c.elicitation.as_ref().is_some_and(|e| {
-                // A client that declares elicitation without modes supports form only.
-                if url {
-                    e.url.is_some()
-                } else {
-                    e.url.is_none() || e.form.is_some()
-                }
-            })
+            c.elicitation.as_ref().is_some_and(|e| can_elicit(e, url))
         })?;
+        if let Some(inlet) = &flight.bridge {
+            let request = InputRequest::Elicitation(ElicitRequest::new(params));
+            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
+        }
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
         match ask(&flight, request).await? {
             ClientResult::ElicitResult(result) => Ok(result),

@@ -27,6 +27,9 @@ pub struct Flight {
     pub ds_token: Option<ProgressToken>,
     /// Whether the session can be asked anything (not in `--stateless` mode).
     pub can_ask: bool,
+    /// A 2026-07-28 client's call on a server of an older protocol: the server's requests go
+    /// back to the client as `input_required` (see `bridge.rs`).
+    pub(crate) bridge: Option<crate::bridge::Inlet>,
     /// The last progress value forwarded: notifications are handled on separate tasks, so a
     /// late one must not go out after a newer one.
     last_progress: Mutex<Option<f64>>,
@@ -45,8 +48,15 @@ impl Flight {
             ds_id,
             ds_token,
             can_ask,
+            bridge: None,
             last_progress: Mutex::new(None),
         }
+    }
+
+    /// The server's requests during this call go through `inlet`.
+    pub(crate) fn bridged(mut self, inlet: crate::bridge::Inlet) -> Self {
+        self.bridge = Some(inlet);
+        self
     }
 
     /// Forward an upstream progress notification under the downstream's own token.
@@ -73,6 +83,10 @@ impl Flight {
 struct Table {
     by_token: HashMap<ProgressToken, Arc<Flight>>,
     by_id: HashMap<RequestId, ProgressToken>,
+    /// Calls about to be sent, so that a server request that comes back before the call is
+    /// registered under its upstream id still finds it (see [`Flights::register_pending`]).
+    pending: HashMap<u64, Arc<Flight>>,
+    next_pending: u64,
 }
 
 /// The in-flight table of one upstream connection.
@@ -107,6 +121,54 @@ impl Flights {
         }
     }
 
+    /// Record a call before it is sent (its upstream id is not known yet): rmcp may yield
+    /// between queueing a request and returning its id, and the server may ask in between.
+    /// [`Flights::bind_owned`] files it under its id once sent.
+    pub(crate) fn register_pending(&self, flight: Flight) -> u64 {
+        let mut table = self.lock();
+        let key = table.next_pending;
+        table.next_pending += 1;
+        table.pending.insert(key, Arc::new(flight));
+        key
+    }
+
+    /// The pending call `key` was sent as `up_id` with `up_token`: as [`Flights::register`],
+    /// with a guard that owns `hub` (this table's), for a call whose waiting may move to a task
+    /// of its own.
+    pub(crate) fn bind_owned(
+        hub: &Arc<super::Hub>,
+        key: u64,
+        up_peer: &Peer<RoleClient>,
+        up_id: RequestId,
+        up_token: ProgressToken,
+    ) -> Option<OwnedFlightGuard> {
+        hub.flights()
+            .file(key, &up_id, &up_token)
+            .then(|| OwnedFlightGuard {
+                hub: hub.clone(),
+                up_peer: up_peer.clone(),
+                up_id,
+                up_token,
+                finished: false,
+            })
+    }
+
+    /// Move the pending call `key` under its upstream id and token (`false`: no such call).
+    fn file(&self, key: u64, up_id: &RequestId, up_token: &ProgressToken) -> bool {
+        let mut table = self.lock();
+        let Some(flight) = table.pending.remove(&key) else {
+            return false;
+        };
+        table.by_id.insert(up_id.clone(), up_token.clone());
+        table.by_token.insert(up_token.clone(), flight);
+        true
+    }
+
+    /// The pending call `key` was never sent.
+    pub(crate) fn forget_pending(&self, key: u64) {
+        self.lock().pending.remove(&key);
+    }
+
     pub(crate) fn by_token(&self, token: &ProgressToken) -> Option<Arc<Flight>> {
         self.lock().by_token.get(token).cloned()
     }
@@ -122,9 +184,11 @@ impl Flights {
 
     /// The flights whose session passes `filter`.
     pub(crate) fn matching(&self, filter: impl Fn(&Flight) -> bool) -> Vec<Arc<Flight>> {
-        self.lock()
+        let table = self.lock();
+        table
             .by_token
             .values()
+            .chain(table.pending.values())
             .filter(|f| filter(f))
             .cloned()
             .collect()
@@ -157,16 +221,62 @@ impl FlightGuard<'_> {
 
 impl Drop for FlightGuard<'_> {
     fn drop(&mut self) {
-        self.flights.remove(&self.up_id, &self.up_token);
-        if !self.finished {
-            let peer = self.up_peer.clone();
-            let param = CancelledNotificationParam::new(
-                Some(self.up_id.clone()),
-                Some("the client cancelled the request".into()),
-            );
-            tokio::spawn(async move {
-                let _ = peer.notify_cancelled(param).await;
-            });
-        }
+        release(
+            self.flights,
+            &self.up_peer,
+            &self.up_id,
+            &self.up_token,
+            self.finished,
+        );
+    }
+}
+
+/// [`FlightGuard`] owning its hub (see [`Flights::bind_owned`]).
+#[derive(Debug)]
+pub(crate) struct OwnedFlightGuard {
+    hub: Arc<super::Hub>,
+    up_peer: Peer<RoleClient>,
+    up_id: RequestId,
+    up_token: ProgressToken,
+    finished: bool,
+}
+
+impl OwnedFlightGuard {
+    /// The upstream answered: nothing to cancel.
+    pub(crate) fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for OwnedFlightGuard {
+    fn drop(&mut self) {
+        release(
+            self.hub.flights(),
+            &self.up_peer,
+            &self.up_id,
+            &self.up_token,
+            self.finished,
+        );
+    }
+}
+
+/// A call's entry goes; unless it was answered, the server is told it is cancelled.
+fn release(
+    flights: &Flights,
+    up_peer: &Peer<RoleClient>,
+    up_id: &RequestId,
+    up_token: &ProgressToken,
+    finished: bool,
+) {
+    flights.remove(up_id, up_token);
+    if !finished {
+        let peer = up_peer.clone();
+        let param = CancelledNotificationParam::new(
+            Some(up_id.clone()),
+            Some("the client cancelled the request".into()),
+        );
+        tokio::spawn(async move {
+            let _ = peer.notify_cancelled(param).await;
+        });
     }
 }

@@ -4,7 +4,7 @@
 
 pub mod child;
 mod client;
-mod flights;
+pub(crate) mod flights;
 pub(crate) mod generation;
 pub mod limit;
 pub mod limit_http;
@@ -17,6 +17,8 @@ use std::{
 };
 
 pub use client::UpstreamClient;
+pub(crate) use client::{can_elicit, client_error};
+pub(crate) use flights::OwnedFlightGuard;
 pub use flights::{Flight, FlightGuard};
 pub use tap::ProgressTap;
 
@@ -43,6 +45,11 @@ pub struct Hub {
     per_client: std::sync::OnceLock<Arc<PerClient>>,
     /// A stdio server's express lane (see [`crate::express`]).
     lane: std::sync::OnceLock<Arc<crate::express::lane::Lane>>,
+    /// Whether the connection speaks 2026-07-28 (learnt from its handshake on the first call).
+    modern: std::sync::OnceLock<bool>,
+    /// Calls of 2026-07-28 clients waiting for their answers to this server's requests, by
+    /// token (see `bridge.rs`).
+    parked: Mutex<std::collections::HashMap<String, crate::bridge::Parked>>,
 }
 
 impl Hub {
@@ -69,6 +76,8 @@ impl Hub {
             newest: std::sync::OnceLock::new(),
             per_client: std::sync::OnceLock::new(),
             lane: std::sync::OnceLock::new(),
+            modern: std::sync::OnceLock::new(),
+            parked: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -158,6 +167,18 @@ impl Hub {
 
     pub(crate) fn set_lane(&self, lane: Arc<crate::express::lane::Lane>) {
         let _ = self.lane.set(lane);
+    }
+
+    /// Whether the connection `peer` (this hub's) speaks 2026-07-28, where a call may answer
+    /// `input_required`; read from its handshake once, then a load.
+    pub(crate) fn speaks_2026(&self, peer: &rmcp::Peer<rmcp::RoleClient>) -> bool {
+        *self.modern.get_or_init(|| crate::mrtr::speaks_2026(peer))
+    }
+
+    pub(crate) fn parked(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, crate::bridge::Parked>> {
+        self.parked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn flights(&self) -> &flights::Flights {

@@ -197,7 +197,22 @@ pub async fn connect_as_gateway(
     ServiceOptions,
     Arc<pegboard_gateway::upstream::Hub>,
 ) {
+    connect_as_gateway_with(client_io, namespace, rmcp::ClientLifecycleMode::Initialize).await
+}
+
+/// [`connect_as_gateway`] with the handshake of `lifecycle` (`Discover` for a server that speaks
+/// only 2026-07-28, as `pegboard serve` falls back to for one).
+pub async fn connect_as_gateway_with(
+    client_io: tokio::io::DuplexStream,
+    namespace: &str,
+    lifecycle: rmcp::ClientLifecycleMode,
+) -> (
+    BoxedService,
+    ServiceOptions,
+    Arc<pegboard_gateway::upstream::Hub>,
+) {
     use pegboard_gateway::upstream::{Hub, ProgressTap, UpstreamClient};
+    use rmcp::ClientServiceExt;
     let (watching, watch) = pegboard::client::watch_tools();
     let hub = Hub::new(namespace);
     let client = UpstreamClient::new(watching, hub.clone(), true);
@@ -205,7 +220,7 @@ pub async fn connect_as_gateway(
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write);
     let service = client
         .into_dyn()
-        .serve(ProgressTap::new(transport, hub.clone()))
+        .serve_with_lifecycle(ProgressTap::new(transport, hub.clone()), lifecycle)
         .await
         .expect("upstream handshake");
     let options = ServiceOptions::new().watch(watch).extension(hub.clone());

@@ -55,7 +55,7 @@ impl Upstream {
         answer.map_err(|source| self.failed(request(), source))
     }
 
-    fn failed(&self, request: String, source: ServiceError) -> PegBoardError {
+    pub(super) fn failed(&self, request: String, source: ServiceError) -> PegBoardError {
         match source {
             ServiceError::TransportClosed => PegBoardError::ServiceClosed {
                 namespace: self.namespace(),

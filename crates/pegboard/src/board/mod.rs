@@ -98,6 +98,17 @@ impl PegBoard {
         Self::default()
     }
 
+    /// The board's call timeout (`None`: calls may take as long as they take); a service may
+    /// have its own ([`ServiceOptions::call_timeout`](crate::ServiceOptions::call_timeout)).
+    ///
+    /// ```
+    /// let board = pegboard::PegBoard::builder().no_call_timeout().build();
+    /// assert_eq!(board.call_timeout(), None);
+    /// ```
+    pub fn call_timeout(&self) -> Option<Duration> {
+        self.inner.call_timeout
+    }
+
     /// A builder for a board with other naming or timeouts.
     pub fn builder() -> PegBoardBuilder {
         PegBoardBuilder::default()

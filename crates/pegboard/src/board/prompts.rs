@@ -1,7 +1,7 @@
 //! Prompts on the board: every server's prompts under the board's naming policy
 //! (`everything` + `args-prompt` → `everything-args-prompt`), routed back under their own name.
 
-use rmcp::model::{GetPromptRequestParams, GetPromptResult, JsonObject, Prompt};
+use rmcp::model::{GetPromptRequestParams, GetPromptResponse, GetPromptResult, JsonObject, Prompt};
 
 use super::{PegBoard, catalog::Upstream};
 use crate::PegBoardError;
@@ -55,22 +55,61 @@ impl PegBoard {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult, PegBoardError> {
-        let (up, original) = self.prompt_route(name).await?;
-        let mut params = GetPromptRequestParams::new(original);
+        let mut params = GetPromptRequestParams::new(name.to_string());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
+        match self.prompt_once(params).await? {
+            (_, GetPromptResponse::Complete(result)) => Ok(result),
+            // `input_required` (2026-07-28): this call has no client to ask.
+            (up, _) => Err(up.failed(
+                format!("prompts/get `{}`", crate::error::shown(name)),
+                rmcp::ServiceError::UnexpectedResponse,
+            )),
+        }
+    }
+
+    /// One `prompts/get` of the prompt the board lists as `params.name`, with the rest of
+    /// `params` (arguments, and a retry's `inputResponses` and `requestState`) as given: a
+    /// server of the 2026-07-28 generation may answer `input_required` (multi round-trip
+    /// requests, SEP-2322), which the caller answers and retries with. URIs in a complete
+    /// result's messages are namespaced as in [`crate::uri`].
+    ///
+    /// # Errors
+    /// As [`PegBoard::get_prompt`].
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let board = pegboard::PegBoard::new();
+    /// let params = rmcp::model::GetPromptRequestParams::new("web-greet");
+    /// assert!(board.get_prompt_once(params).await.is_err());
+    /// # }
+    /// ```
+    pub async fn get_prompt_once(
+        &self,
+        params: GetPromptRequestParams,
+    ) -> Result<GetPromptResponse, PegBoardError> {
+        Ok(self.prompt_once(params).await?.1)
+    }
+
+    async fn prompt_once(
+        &self,
+        mut params: GetPromptRequestParams,
+    ) -> Result<(Upstream, GetPromptResponse), PegBoardError> {
+        let name = params.name.clone();
+        let (up, original) = self.prompt_route(&name).await?;
+        params.name = original;
         let peer = up.peer.clone();
-        let mut result = up
+        let mut response = up
             .ask(
-                || format!("prompts/get `{}`", crate::error::shown(name)),
-                peer.get_prompt(params),
+                || format!("prompts/get `{}`", crate::error::shown(&name)),
+                peer.get_prompt_once(params),
             )
             .await?;
-        if let Some(alias) = up.alias() {
+        if let (GetPromptResponse::Complete(result), Some(alias)) = (&mut response, up.alias()) {
             crate::uri::encode_prompt_messages(&mut result.messages, &alias);
         }
-        Ok(result)
+        Ok((up, response))
     }
 
     /// The server of the prompt the board lists as `name`, and the prompt's own name there.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use rmcp::{
     Peer, RoleClient,
     model::{
-        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Resource,
-        ResourceTemplate,
+        PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, Resource, ResourceTemplate,
     },
 };
 
@@ -116,20 +116,61 @@ impl PegBoard {
     /// # }
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, PegBoardError> {
-        let (up, original) = self.resource_route(uri)?;
+        match self
+            .resource_once(ReadResourceRequestParams::new(uri))
+            .await?
+        {
+            (_, ReadResourceResponse::Complete(result)) => Ok(result),
+            // `input_required` (2026-07-28): this call has no client to ask.
+            (up, _) => Err(up.failed(
+                format!("resources/read `{}`", crate::error::shown(uri)),
+                rmcp::ServiceError::UnexpectedResponse,
+            )),
+        }
+    }
+
+    /// One `resources/read` of the resource the board shows as `params.uri`, with the rest of
+    /// `params` (a retry's `inputResponses` and `requestState`) as given: a server of the
+    /// 2026-07-28 generation may answer `input_required` (multi round-trip requests,
+    /// SEP-2322), which the caller answers and retries with. The URIs of complete contents are
+    /// namespaced as in [`PegBoard::read_resource`].
+    ///
+    /// # Errors
+    /// As [`PegBoard::read_resource`].
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let params = rmcp::model::ReadResourceRequestParams::new("docs+file:///x");
+    /// assert!(pegboard::PegBoard::new().read_resource_once(params).await.is_err());
+    /// # }
+    /// ```
+    pub async fn read_resource_once(
+        &self,
+        params: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, PegBoardError> {
+        Ok(self.resource_once(params).await?.1)
+    }
+
+    async fn resource_once(
+        &self,
+        mut params: ReadResourceRequestParams,
+    ) -> Result<(Upstream, ReadResourceResponse), PegBoardError> {
+        let uri = std::mem::take(&mut params.uri);
+        let (up, original) = self.resource_route(&uri)?;
+        params.uri = original;
         let peer = up.peer.clone();
-        let mut result = up
+        let mut response = up
             .ask(
-                || format!("resources/read `{}`", crate::error::shown(uri)),
-                peer.read_resource(ReadResourceRequestParams::new(original)),
+                || format!("resources/read `{}`", crate::error::shown(&uri)),
+                peer.read_resource_once(params),
             )
             .await?;
-        if let Some(alias) = up.alias() {
+        if let (ReadResourceResponse::Complete(result), Some(alias)) = (&mut response, up.alias()) {
             for contents in &mut result.contents {
                 crate::uri::encode_contents(contents, &alias);
             }
         }
-        Ok(result)
+        Ok((up, response))
     }
 
     /// The server behind a board resource URI (or URI template), for requests the board does
