@@ -189,6 +189,11 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     pub stateless: bool,
 
+    /// Serve every request through rmcp, the express lane off (it carries plain `tools/call` and
+    /// `tools/list` to stdio servers as bytes; see the README).
+    #[arg(long)]
+    pub no_express: bool,
+
     /// This replica's name when several run behind a proxy: every HTTP session id starts with `ID.`, so the
     /// proxy can route a session's requests to the replica that holds it (docs/deploy/nginx-replicas.conf).
     /// Letters, digits, `-` and `_`, at most 32.

@@ -56,6 +56,7 @@ pub struct BoardServer {
     stateless: bool,
     search: Option<crate::search_mode::SearchMode>,
     startup: crate::startup::Startup,
+    express: bool,
 }
 
 impl BoardServer {
@@ -72,6 +73,7 @@ impl BoardServer {
             stateless: false,
             search: None,
             startup: crate::startup::Startup::default(),
+            express: true,
         }
     }
 
@@ -128,14 +130,22 @@ impl BoardServer {
         self
     }
 
+    /// Whether plain `tools/call` and `tools/list` may take the express lane (on by default; see
+    /// [`crate::express`]). Off, every request goes through rmcp.
+    #[must_use]
+    pub fn with_express(mut self, on: bool) -> Self {
+        self.express = on;
+        self
+    }
+
+    /// Whether the express lane is on (see [`BoardServer::with_express`]).
+    pub fn express(&self) -> bool {
+        self.express && self.search.is_none()
+    }
+
     /// What the lists wait for while servers are still starting.
     pub(crate) fn startup(&self) -> &crate::startup::Startup {
         &self.startup
-    }
-
-    /// Whether it serves in search mode (see [`BoardServer::with_tool_search`]).
-    pub fn searching(&self) -> bool {
-        self.search.is_some()
     }
 
     /// The board served.

@@ -52,7 +52,8 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
     let server = BoardServer::new(board.clone())
         .with_info("pegboard", env!("CARGO_PKG_VERSION"))
         .with_tool_search(tool_search(&config.source, args.tool_search)?)
-        .with_startup(startup);
+        .with_startup(startup)
+        .with_express(!args.no_express);
     let pending = match config.servers.len() {
         1 => "(starting 1 server)".to_string(),
         n => format!("(starting {n} servers)"),

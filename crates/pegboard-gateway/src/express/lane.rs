@@ -123,6 +123,11 @@ impl Lane {
         self.pending().remove(&n);
     }
 
+    /// Close the server's stdin (the MCP stdio shutdown's first step).
+    pub(crate) async fn close_stdin(&self) {
+        self.stdin.close().await;
+    }
+
     /// Write a request line (with its newline) to the server.
     pub(crate) async fn send(&self, line: &[u8]) -> std::io::Result<()> {
         self.stdin.write_line(line).await

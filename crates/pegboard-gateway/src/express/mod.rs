@@ -57,12 +57,12 @@ where
     // No size limit on what the client sends (as before): only the line splitting is used.
     let reader = LimitedLines::new(reader, usize::MAX, "the client")
         .with_divert(Arc::clone(&front) as Arc<dyn crate::upstream::limit::Divert>);
-    let searching = server.searching();
+    let express = server.express();
     let running = server
         .serve(AsyncRwTransport::new_server(reader, shared))
         .await?;
-    // In search mode the board's tools are called through the search tools: rmcp's way.
-    if !searching {
+    // Off in search mode, where the board's tools are called through the search tools.
+    if express {
         front.start(running.peer().clone());
     }
     Ok(running)

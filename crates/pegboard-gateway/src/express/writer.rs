@@ -13,12 +13,19 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-type Acquire<W> = Pin<Box<dyn Future<Output = OwnedMutexGuard<W>> + Send>>;
+/// The writer, until rmcp's side shuts it down (then it is dropped, closing the pipe: a child
+/// reading its stdin sees the end only when every handle to it is gone).
+type Slot<W> = Option<W>;
+type Acquire<W> = Pin<Box<dyn Future<Output = OwnedMutexGuard<Slot<W>>> + Send>>;
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the pipe was closed")
+}
 
 /// The express lane's end of a shared pipe: writes whole lines.
 #[derive(Debug)]
 pub struct LineSink<W> {
-    inner: Arc<Mutex<W>>,
+    inner: Arc<Mutex<Slot<W>>>,
 }
 
 impl<W> Clone for LineSink<W> {
@@ -32,7 +39,10 @@ impl<W> Clone for LineSink<W> {
 impl<W: AsyncWrite + Unpin> LineSink<W> {
     /// Write `line` (which ends with a newline) in one piece, between rmcp's messages.
     pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
-        let mut out = self.inner.lock().await;
+        let mut slot = self.inner.lock().await;
+        let Some(out) = slot.as_mut() else {
+            return Err(closed());
+        };
         out.write_all(line).await?;
         out.flush().await
     }
@@ -56,10 +66,17 @@ impl<W: AsyncWrite + Unpin + Send + 'static> LineOut for LineSink<W> {
     }
 }
 
+impl<W> LineSink<W> {
+    /// Drop the writer, closing the pipe for both ends (rmcp's closing only drops its handle).
+    pub async fn close(&self) {
+        self.inner.lock().await.take();
+    }
+}
+
 /// rmcp's end of a shared pipe (see the module docs).
 pub struct SharedWriter<W> {
-    inner: Arc<Mutex<W>>,
-    guard: Option<OwnedMutexGuard<W>>,
+    inner: Arc<Mutex<Slot<W>>>,
+    guard: Option<OwnedMutexGuard<Slot<W>>>,
     acquiring: Option<Acquire<W>>,
     /// Bytes of an unfinished message were written: the lock stays held until its newline.
     mid_line: bool,
@@ -67,7 +84,7 @@ pub struct SharedWriter<W> {
 
 /// Share `writer`: rmcp writes through the first, the express lane through the second.
 pub fn share<W: Send + 'static>(writer: W) -> (SharedWriter<W>, LineSink<W>) {
-    let inner = Arc::new(Mutex::new(writer));
+    let inner = Arc::new(Mutex::new(Some(writer)));
     let sink = LineSink {
         inner: inner.clone(),
     };
@@ -83,7 +100,7 @@ pub fn share<W: Send + 'static>(writer: W) -> (SharedWriter<W>, LineSink<W>) {
 }
 
 impl<W: Send + 'static> SharedWriter<W> {
-    fn poll_guard(&mut self, cx: &mut Context<'_>) -> Poll<&mut W> {
+    fn poll_guard(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<&mut W>> {
         if self.guard.is_none() {
             let inner = self.inner.clone();
             let acquiring = self
@@ -94,7 +111,8 @@ impl<W: Send + 'static> SharedWriter<W> {
             self.guard = Some(guard);
         }
         match self.guard.as_deref_mut() {
-            Some(writer) => Poll::Ready(writer),
+            Some(Some(writer)) => Poll::Ready(Ok(writer)),
+            Some(None) => Poll::Ready(Err(closed())),
             // Set just above.
             None => Poll::Pending,
         }
@@ -114,7 +132,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> AsyncWrite for SharedWriter<W> {
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
-        let writer = ready!(this.poll_guard(cx));
+        let writer = ready!(this.poll_guard(cx))?;
         let written = ready!(Pin::new(writer).poll_write(cx, buf))?;
         if written > 0 {
             this.mid_line = buf[written - 1] != b'\n';
@@ -124,7 +142,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> AsyncWrite for SharedWriter<W> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        let writer = ready!(this.poll_guard(cx));
+        let writer = ready!(this.poll_guard(cx))?;
         ready!(Pin::new(writer).poll_flush(cx))?;
         this.release_between_lines();
         Poll::Ready(Ok(()))
@@ -132,9 +150,16 @@ impl<W: AsyncWrite + Unpin + Send + 'static> AsyncWrite for SharedWriter<W> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        let writer = ready!(this.poll_guard(cx));
+        let Ok(writer) = ready!(this.poll_guard(cx)) else {
+            // Shut down before.
+            this.guard = None;
+            return Poll::Ready(Ok(()));
+        };
         ready!(Pin::new(writer).poll_shutdown(cx))?;
         this.mid_line = false;
+        if let Some(slot) = this.guard.as_deref_mut() {
+            *slot = None;
+        }
         this.release_between_lines();
         Poll::Ready(Ok(()))
     }
@@ -145,6 +170,24 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     use super::*;
+
+    #[tokio::test]
+    async fn shutting_down_closes_the_pipe_though_the_lane_keeps_its_end() -> std::io::Result<()> {
+        let (tx, mut rx) = tokio::io::duplex(64);
+        let (mut rmcp_side, sink) = share(tx);
+        sink.write_line(b"one\n").await?;
+        rmcp_side.shutdown().await?;
+        rmcp_side.shutdown().await?;
+        let mut all = String::new();
+        rx.read_to_string(&mut all).await?;
+        assert_eq!(all, "one\n", "the reader saw the end");
+        let late = sink.write_line(b"two\n").await;
+        assert_eq!(
+            late.map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::BrokenPipe)
+        );
+        Ok(())
+    }
 
     #[tokio::test]
     async fn lines_from_both_ends_never_interleave() -> std::io::Result<()> {

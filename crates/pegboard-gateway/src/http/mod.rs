@@ -79,7 +79,7 @@ pub fn router(
         max: options.sessions.max,
     };
     let lane = crate::express::http::HttpLane::new(
-        !options.stateless && !server.searching(),
+        !options.stateless && server.express(),
         server.board().clone(),
         Arc::clone(server.relay().express_sessions()),
         server.startup().clone(),

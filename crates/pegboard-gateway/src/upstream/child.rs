@@ -89,6 +89,8 @@ impl ChildTransport {
     /// wait again; then kill it.
     async fn shut_down(&mut self) -> std::io::Result<()> {
         self.io.close().await?;
+        // rmcp dropped its handle to stdin; the lane's goes too, so the child sees the end.
+        self.lane.close_stdin().await;
         let Some(child) = self.child.as_mut() else {
             return Ok(());
         };
@@ -147,6 +149,23 @@ impl Transport<RoleClient> for ChildTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn closing_gives_the_child_the_end_of_its_stdin() -> std::io::Result<()> {
+        // The express lane holds the stdin too; closing must still end it for the child, which
+        // then finishes by itself (a SIGTERM would kill `sh` before it writes the file).
+        let dir = tempfile::tempdir()?;
+        let done = dir.path().join("done");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("cat > /dev/null; echo eof > '{}'", done.display()));
+        let (mut transport, _stderr) = spawn(cmd, 1024, "eof")?;
+        let lane = transport.lane();
+        Transport::close(&mut transport).await?;
+        assert_eq!(std::fs::read_to_string(&done)?, "eof\n");
+        drop(lane);
+        Ok(())
+    }
 
     #[tokio::test]
     async fn closing_ends_a_child_that_ignores_its_stdin_closing() -> std::io::Result<()> {
