@@ -24,10 +24,12 @@ fn main() {
         Progress::Stderr
     };
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    // One client over stdio: one worker thread answers it sooner than two handing each call
-    // back and forth (units backend, pegboard-load: +34 µs per call instead of +42, 0.99× direct
-    // at 16 in flight instead of 0.84×). `TOKIO_WORKER_THREADS` still decides when set.
-    if matches!(&cli.command, Command::Serve(args) if args.http.is_none())
+    // The gateway's own work per call is a few µs; with the servers and clients on the same
+    // cores, one worker thread answers sooner than two handing each call back and forth
+    // (pegboard-load, units backend, 2 cores: stdio +34 µs per call instead of +42 and 0.99×
+    // direct at 16 in flight instead of 0.84×; HTTP +69 µs instead of +103, 0.60× at 16 instead
+    // of 0.52×, 0.71× at 64 instead of 0.46×). `TOKIO_WORKER_THREADS` still decides when set.
+    if matches!(&cli.command, Command::Serve(_))
         && std::env::var_os("TOKIO_WORKER_THREADS").is_none()
     {
         runtime.worker_threads(1);
