@@ -169,14 +169,7 @@ impl Session {
     }
 
     async fn wait_stderr(&mut self, needle: &str) -> Result<()> {
-        tokio::time::timeout(
-            WAIT,
-            self.stderr
-                .wait_for(|lines| lines.iter().any(|l| l.contains(needle))),
-        )
-        .await
-        .with_context(|| format!("the gateway never logged {needle:?}"))??;
-        Ok(())
+        common::wait_for_line(&mut self.stderr, needle).await
     }
 }
 

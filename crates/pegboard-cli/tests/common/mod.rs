@@ -134,3 +134,19 @@ pub fn numbers_as_f64(value: &serde_json::Value) -> serde_json::Value {
         other => other.clone(),
     }
 }
+
+/// Wait (30 s at most) until a line containing `needle` is among `lines` (a process's stderr,
+/// collected as it comes).
+pub async fn wait_for_line(
+    lines: &mut tokio::sync::watch::Receiver<Vec<String>>,
+    needle: &str,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        lines.wait_for(|lines| lines.iter().any(|l| l.contains(needle))),
+    )
+    .await
+    .with_context(|| format!("never logged {needle:?}"))??;
+    Ok(())
+}

@@ -1,12 +1,13 @@
-//! The express lane: `tools/call` from a stdio client to a stdio server as bytes, past rmcp.
+//! The express lane: `tools/call` to a stdio server as bytes, past rmcp (from a stdio client,
+//! [`serve`], or an HTTP session, `http.rs`).
 //!
 //! On rmcp's way a call is parsed into typed messages twice (request and result, through
 //! generic untagged deserializers), serialised twice, and handed between five tasks; that is
 //! most of what the gateway adds to a call (`crates/pegboard-load/README.md`). The lane reads
-//! only the few members it routes by ([`request`]), splices in the upstream's id and the tool's
+//! only the few members it routes by (`request.rs`), splices in the upstream's id and the tool's
 //! original name, writes the line to the server between rmcp's own messages ([`writer`]), takes
 //! the answer out of the server's output by its id before rmcp reads it ([`lane`]) and writes it
-//! to the client with the client's id back ([`front`]): one task per call, nothing rebuilt.
+//! to the client with the client's id back (`front.rs`): one task per call, nothing rebuilt.
 //!
 //! It carries the common case and leaves everything else to rmcp, which serves it as before:
 //! a call takes the lane only when the session and the server both speak a legacy protocol
@@ -40,6 +41,17 @@ use crate::upstream::limit::LimitedLines;
 
 /// Serve `server` to one client over `reader`/`writer` (newline-delimited JSON-RPC, as stdio),
 /// with the express lane in front of rmcp (see the module docs).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let board = pegboard::PegBoard::new();
+/// // ... add services ...
+/// let server = pegboard_gateway::BoardServer::new(board);
+/// let (reader, writer) = rmcp::transport::stdio_pipes();
+/// let running = pegboard_gateway::express::serve(server, reader, writer).await?;
+/// running.waiting().await?;
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 /// The client did not complete the MCP handshake.
