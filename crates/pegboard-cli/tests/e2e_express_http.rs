@@ -289,5 +289,42 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
     assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
     gw.wait_stderr("sleep cancelled by the client").await?;
     assert_eq!(long.await??, reqwest::StatusCode::ACCEPTED);
+
+    // A client that goes away mid-call: the server hears the call cancelled too.
+    let before = cancelled_count(&gw);
+    let body = json!({"jsonrpc": "2.0", "id": "gone", "method": "tools/call",
+        "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
+    let request = gw
+        .http
+        .post(&gw.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &gw.session)
+        .body(body.to_string())
+        .send();
+    let abandoned = tokio::spawn(request);
+    let mut lines = gw.stderr.clone();
+    tokio::time::timeout(
+        WAIT,
+        lines.wait_for(|l| l.iter().filter(|l| l.contains("express call")).count() >= 2),
+    )
+    .await??;
+    abandoned.abort();
+    tokio::time::timeout(
+        WAIT,
+        lines.wait_for(|l| {
+            l.iter().filter(|l| l.contains("sleep cancelled by the client")).count() > before
+        }),
+    )
+    .await
+    .context("the server never heard of the client going away")??;
     Ok(())
+}
+
+fn cancelled_count(gw: &Gateway) -> usize {
+    gw.stderr
+        .borrow()
+        .iter()
+        .filter(|l| l.contains("sleep cancelled by the client"))
+        .count()
 }

@@ -167,11 +167,13 @@ pub(crate) async fn serve(
                 let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
                 let cancel = CancellationToken::new();
                 lane.calls().insert(key.clone(), cancel.clone());
+                // Removed however this ends, also when the client goes away mid-call and this
+                // future is dropped (the job, dropped too, cancels the call upstream).
+                let _entry = CallEntry(&lane, key);
                 let answer = tokio::select! {
                     answer = job.run() => Some(answer),
                     () = cancel.cancelled() => None,
                 };
-                lane.calls().remove(&key);
                 return match answer {
                     Some(line) => json(line),
                     // Cancelled by the client, which expects no answer: end the exchange.
@@ -194,6 +196,15 @@ pub(crate) async fn serve(
     lane.sessions.through_rmcp(&session);
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// A call's entry in [`HttpLane::calls`], removed when dropped.
+struct CallEntry<'a>(&'a HttpLane, (Arc<str>, Box<[u8]>));
+
+impl Drop for CallEntry<'_> {
+    fn drop(&mut self) {
+        self.0.calls().remove(&self.1);
+    }
 }
 
 /// A JSON-RPC answer line as the response body.
