@@ -209,18 +209,7 @@ async fn lane_answers_equal_rmcps_way_for_server_everythings_tools() -> Result<(
             full.get("result").is_some() || full.get("error").is_some(),
             "{tool}: {full}"
         );
-        // The lane passes the server's numbers as written (`1`); rmcp's way re-encodes them
-        // (`1.0`): equal as JSON numbers.
-        assert_eq!(
-            common::numbers_as_f64(&full["result"]),
-            common::numbers_as_f64(&lane["result"]),
-            "{tool}"
-        );
-        assert_eq!(
-            common::numbers_as_f64(&full["error"]),
-            common::numbers_as_f64(&lane["error"]),
-            "{tool}"
-        );
+        common::assert_same_answer(&full, &lane, tool);
     }
     let links = s
         .request(

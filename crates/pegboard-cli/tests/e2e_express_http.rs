@@ -99,17 +99,23 @@ impl Gateway {
         Ok(gateway)
     }
 
-    async fn post_raw(&self, body: &Value, extra: &[(&str, &str)]) -> Result<reqwest::Response> {
-        let mut request = self
+    /// A POST of `body` as a client of the session sends it.
+    fn post(&self, body: &Value) -> reqwest::RequestBuilder {
+        let request = self
             .http
             .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-06-18")
             .body(body.to_string());
-        if !self.session.is_empty() {
-            request = request.header("mcp-session-id", &self.session);
+        match self.session.as_str() {
+            "" => request,
+            session => request.header("mcp-session-id", session),
         }
+    }
+
+    async fn post_raw(&self, body: &Value, extra: &[(&str, &str)]) -> Result<reqwest::Response> {
+        let mut request = self.post(body);
         for (name, value) in extra {
             request = request.header(*name, *value);
         }
@@ -197,16 +203,7 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
             .await?;
         assert_eq!(way, Way::Lane, "{tool}: {lane}");
         assert_eq!(lane["id"], 7);
-        assert_eq!(
-            common::numbers_as_f64(&full["result"]),
-            common::numbers_as_f64(&lane["result"]),
-            "{tool}"
-        );
-        assert_eq!(
-            common::numbers_as_f64(&full["error"]),
-            common::numbers_as_f64(&lane["error"]),
-            "{tool}"
-        );
+        common::assert_same_answer(&full, &lane, tool);
     }
     let (way, full) = gw
         .request(
@@ -271,14 +268,7 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
     let body = json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
         "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
     let long = {
-        let request = gw
-            .http
-            .post(&gw.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", &gw.session)
-            .body(body.to_string())
-            .send();
+        let request = gw.post(&body).send();
         tokio::spawn(async move { request.await.map(|r| r.status()) })
     };
     // Logged once the call is on the lane (and can be cancelled there).
@@ -294,15 +284,7 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
     let before = cancelled_count(&gw);
     let body = json!({"jsonrpc": "2.0", "id": "gone", "method": "tools/call",
         "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
-    let request = gw
-        .http
-        .post(&gw.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &gw.session)
-        .body(body.to_string())
-        .send();
-    let abandoned = tokio::spawn(request);
+    let abandoned = tokio::spawn(gw.post(&body).send());
     let mut lines = gw.stderr.clone();
     tokio::time::timeout(
         WAIT,
@@ -313,7 +295,10 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
     tokio::time::timeout(
         WAIT,
         lines.wait_for(|l| {
-            l.iter().filter(|l| l.contains("sleep cancelled by the client")).count() > before
+            l.iter()
+                .filter(|l| l.contains("sleep cancelled by the client"))
+                .count()
+                > before
         }),
     )
     .await

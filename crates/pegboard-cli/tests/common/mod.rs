@@ -150,3 +150,18 @@ pub async fn wait_for_line(
     .with_context(|| format!("never logged {needle:?}"))??;
     Ok(())
 }
+
+/// Assert that two JSON-RPC answers carry the same `result` and `error`, numbers compared as
+/// numbers (the express lane passes a server's `1` as written; rmcp's way re-encodes it `1.0`).
+pub fn assert_same_answer(full: &serde_json::Value, lane: &serde_json::Value, what: &str) {
+    assert_eq!(
+        numbers_as_f64(&full["result"]),
+        numbers_as_f64(&lane["result"]),
+        "{what}"
+    );
+    assert_eq!(
+        numbers_as_f64(&full["error"]),
+        numbers_as_f64(&lane["error"]),
+        "{what}"
+    );
+}
