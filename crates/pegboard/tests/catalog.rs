@@ -512,3 +512,33 @@ async fn every_page_of_a_server_s_resources_is_listed() {
     let want: Vec<String> = uris.iter().map(|u| format!("docs+{u}")).collect();
     assert_eq!(listed, want);
 }
+
+#[tokio::test]
+async fn a_prompt_name_two_servers_make_is_listed_and_got_from_the_same_one() {
+    // `plain` (added without a namespace) offers `docs-greet`; `docs` offers `greet`, which the
+    // board also names `docs-greet`. The first one added keeps the name, in the list and in a
+    // get alike (the get used to try the server whose namespace starts the name first).
+    let board = PegBoard::new();
+    let plain = Catalog {
+        prompts: vec!["docs-greet"],
+        ..Catalog::new("plain")
+    };
+    board
+        .add_service(None, common::connect(plain.clone()).await)
+        .await
+        .unwrap();
+    common::add(&board, "docs", docs()).await;
+    let listed = names(board.list_prompts().await);
+    assert_eq!(
+        listed.iter().filter(|n| *n == "docs-greet").count(),
+        1,
+        "{listed:?}"
+    );
+    let got = board
+        .get_prompt("docs-greet", args(json!({"name": "Ada"})))
+        .await
+        .unwrap();
+    let (texts, _) = read_messages(&got);
+    assert_eq!(texts[0], "plain greets Ada");
+    assert_eq!(plain.seen(), [r#"get_prompt docs-greet {"name":"Ada"}"#]);
+}

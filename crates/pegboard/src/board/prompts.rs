@@ -18,18 +18,28 @@ impl PegBoard {
     /// # }
     /// ```
     pub async fn list_prompts(&self) -> Vec<Prompt> {
-        let mut seen = std::collections::HashSet::new();
+        // Who has each name: the first server added keeps it (see `prompt_route`).
+        let mut seen = std::collections::HashMap::new();
         let mut prompts = Vec::new();
         for (up, listed) in self
             .gather(&self.prompt_servers(), |up| self.prompts_of(up))
             .await
         {
+            let server = up.namespace().unwrap_or_else(|| "(no namespace)".into());
             for (name, mut prompt) in self.named(&up, listed) {
-                if seen.insert(name.clone()) {
-                    prompt.name = name;
-                    prompts.push(prompt);
-                } else {
-                    tracing::warn!(prompt = %name, "two servers offer a prompt of this name; the first one keeps it");
+                match seen.entry(name.clone()) {
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(server.clone());
+                        prompt.name = name;
+                        prompts.push(prompt);
+                    }
+                    std::collections::hash_map::Entry::Occupied(first) => tracing::warn!(
+                        "prompt `{}` of server `{server}` (its `{}`) is left out: server `{}` \
+                         offers a prompt of that name; give one of them another namespace",
+                        crate::error::shown(&name),
+                        crate::error::shown(&prompt.name),
+                        first.get()
+                    ),
                 }
             }
         }
@@ -115,21 +125,15 @@ impl PegBoard {
     /// The server of the prompt the board lists as `name`, and the prompt's own name there.
     ///
     /// Names are made by the naming policy, which may shorten or sanitise them, so a name is
-    /// not split: the servers whose namespace starts the name are asked first, and the name is
-    /// matched against what they list.
+    /// not split: it is matched against what the servers list, in the order they were added,
+    /// as [`PegBoard::list_prompts`] does, so that when two servers' prompts get the same name
+    /// (`a-b` + `c` and `a` + `b-c`), the one listed is the one got.
     pub(super) async fn prompt_route(
         &self,
         name: &str,
     ) -> Result<(Upstream, String), PegBoardError> {
-        let mut servers = self.prompt_servers();
-        let separator = self.inner.naming.separator().to_string();
-        servers.sort_by_key(|up| match up.namespace.as_deref() {
-            Some(ns) if name.starts_with(&format!("{ns}{separator}")) => 0,
-            Some(_) => 2,
-            None => 1,
-        });
         let mut names = Vec::new();
-        for up in servers {
+        for up in self.prompt_servers() {
             let Ok(listed) = self.prompts_of(up.clone()).await else {
                 continue;
             };
