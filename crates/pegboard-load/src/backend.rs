@@ -130,6 +130,15 @@ impl ServerHandler for Backend {
 }
 
 /// Serve the backend over stdio until the client closes it.
+/// The backend's answer to `tools/list` with `total` tools, as one JSON-RPC line (for
+/// `parse-cost`: what the harness reads of it).
+pub fn tools_list_answer(total: usize) -> anyhow::Result<Vec<u8>> {
+    let list = ListToolsResult::with_all_items(Backend::new(total).tools.to_vec());
+    Ok(serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "result": list}),
+    )?)
+}
+
 pub async fn run(total_tools: usize) -> anyhow::Result<()> {
     let running = Backend::new(total_tools)
         .serve(rmcp::transport::stdio_pipes())

@@ -63,6 +63,23 @@ fn time(mut f: impl FnMut()) -> f64 {
     batches[batches.len() / 2]
 }
 
+/// Median ns per call of `f`, over 7 batches of 50 (for work of hundreds of µs).
+fn time_few(mut f: impl FnMut()) -> f64 {
+    const PER_BATCH: u32 = 50;
+    f();
+    let mut batches: Vec<f64> = (0..7)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..PER_BATCH {
+                f();
+            }
+            start.elapsed().as_secs_f64() * 1e9 / f64::from(PER_BATCH)
+        })
+        .collect();
+    batches.sort_by(f64::total_cmp);
+    batches[batches.len() / 2]
+}
+
 /// Print the table.
 pub fn run() -> anyhow::Result<()> {
     // Fail loudly if rmcp no longer accepts the samples: the numbers would mean nothing.
@@ -135,5 +152,16 @@ pub fn run() -> anyhow::Result<()> {
     for (what, ns) in rows {
         println!("| {what} | {ns:.0} |");
     }
+    // What the harness itself spends on each `tools/list` answer of the 1,000-tool rows: its
+    // own read of the message (`rpc::probe`), in every front's p50 alike.
+    let list = crate::backend::tools_list_answer(1_000)?;
+    crate::rpc::probe(&list)?;
+    let ns = time_few(|| {
+        black_box(crate::rpc::probe(black_box(&list)).ok());
+    });
+    println!(
+        "| the harness's read of a tools/list answer of 1,000 tools ({} KB) | {ns:.0} |",
+        list.len() / 1000
+    );
     Ok(())
 }
