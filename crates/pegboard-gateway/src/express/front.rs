@@ -91,10 +91,10 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         if !self.startup.is_settled() {
             return false;
         }
-        let line = self.tools.answer(&self.board, id);
+        let (head, tail) = self.tools.answer_parts(&self.board, id);
         let out = self.out.clone();
         tokio::spawn(async move {
-            if let Err(e) = out.write_line(&line).await {
+            if let Err(e) = out.write_parts(&[&head, &tail]).await {
                 tracing::debug!("could not answer the client: {e}");
             }
         });

@@ -18,8 +18,10 @@ pub(crate) struct ToolsList {
 }
 
 impl ToolsList {
-    /// The `result` JSON for the board as it is now.
-    fn result(&self, board: &PegBoard) -> Arc<[u8]> {
+    /// The answer for the board as it is now, but for its id and closing brace:
+    /// `{"jsonrpc":"2.0","result":{...},"id":` (members in any order are one message; with the
+    /// id last, the big part is written as it is kept, never copied into a new line).
+    fn head(&self, board: &PegBoard) -> Arc<[u8]> {
         // Read before building: a change while building makes the next call build again.
         let generation = board.generation();
         if let Some((built_at, json)) = &*self.cached.lock().unwrap_or_else(PoisonError::into_inner)
@@ -31,22 +33,28 @@ impl ToolsList {
         // The lane serves legacy sessions only, which have no `resultType` (rmcp strips it for
         // them on its way).
         list.result_type = None;
+        let mut head = br#"{"jsonrpc":"2.0","result":"#.to_vec();
         // A list of tools made of JSON values serialises without fail.
-        let json: Arc<[u8]> = serde_json::to_vec(&list).unwrap_or_default().into();
+        let _ = serde_json::to_writer(&mut head, &list);
+        head.extend_from_slice(br#","id":"#);
+        let json: Arc<[u8]> = head.into();
         *self.cached.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((generation, Arc::clone(&json)));
         json
     }
 
+    /// The answer line for request `id` (raw JSON) in two pieces: the kept head, and the id
+    /// with the end of the line.
+    pub(crate) fn answer_parts(&self, board: &PegBoard, id: &[u8]) -> (Arc<[u8]>, Vec<u8>) {
+        let mut tail = Vec::with_capacity(id.len() + 2);
+        tail.extend_from_slice(id);
+        tail.extend_from_slice(b"}\n");
+        (self.head(board), tail)
+    }
+
     /// The whole answer line for request `id` (raw JSON).
     pub(crate) fn answer(&self, board: &PegBoard, id: &[u8]) -> Vec<u8> {
-        let result = self.result(board);
-        let mut line = Vec::with_capacity(result.len() + id.len() + 40);
-        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        line.extend_from_slice(id);
-        line.extend_from_slice(br#","result":"#);
-        line.extend_from_slice(&result);
-        line.extend_from_slice(b"}\n");
-        line
+        let (head, tail) = self.answer_parts(board, id);
+        [&head[..], &tail[..]].concat()
     }
 }

@@ -39,11 +39,18 @@ impl<W> Clone for LineSink<W> {
 impl<W: AsyncWrite + Unpin> LineSink<W> {
     /// Write `line` (which ends with a newline) in one piece, between rmcp's messages.
     pub async fn write_line(&self, line: &[u8]) -> std::io::Result<()> {
+        self.write_parts(&[line]).await
+    }
+
+    /// Write one line given in `parts` (the last ends with a newline), between rmcp's messages.
+    pub async fn write_parts(&self, parts: &[&[u8]]) -> std::io::Result<()> {
         let mut slot = self.inner.lock().await;
         let Some(out) = slot.as_mut() else {
             return Err(closed());
         };
-        out.write_all(line).await?;
+        for part in parts {
+            out.write_all(part).await?;
+        }
         out.flush().await
     }
 }
