@@ -342,15 +342,13 @@ async fn test_server_sleep_cancellation_is_counted() {
             .await
             .is_err()
     );
-    // the drop sends notifications/cancelled; wait for it to reach the server
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while server.cancelled_count() == 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "cancellation never reached the server"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // the drop sends notifications/cancelled; wait (on the server's own event) for it to arrive
+    tokio::time::timeout(
+        Duration::from_secs(5),
+        server.wait_until(|s| s.cancelled_count() > 0),
+    )
+    .await
+    .expect("cancellation never reached the server");
     assert_eq!(server.cancelled_count(), 1);
     assert!(started.elapsed() < Duration::from_secs(5));
     // the session still works afterwards

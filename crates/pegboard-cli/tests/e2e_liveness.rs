@@ -7,17 +7,69 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::NotificationContext;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 
-type Client = rmcp::service::RunningService<
-    rmcp::RoleClient,
-    Box<dyn rmcp::service::DynService<rmcp::RoleClient>>,
->;
+/// Counts the gateway's `notifications/tools/list_changed`, so a test waits on them.
+#[derive(Clone)]
+struct Listener(watch::Sender<u64>);
 
-async fn start() -> Result<(Client, tempfile::TempDir)> {
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.send_modify(|n| *n += 1);
+    }
+}
+
+type Client = rmcp::service::RunningService<RoleClient, Listener>;
+
+/// Serve a client that counts `list_changed`; the count to wait on.
+async fn connect(transport: TokioChildProcess) -> Result<(Client, watch::Receiver<u64>)> {
+    let (tx, changes) = watch::channel(0);
+    let client =
+        tokio::time::timeout(Duration::from_secs(30), Listener(tx).serve(transport)).await??;
+    Ok((client, changes))
+}
+
+/// Wait until `ready` answers `Some`, trying it again at each `list_changed` (20 s at most).
+async fn after_changes<T>(
+    changes: &mut watch::Receiver<u64>,
+    what: &str,
+    mut ready: impl AsyncFnMut() -> Option<T>,
+) -> Result<T> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        changes.mark_unchanged();
+        if let Some(found) = ready().await {
+            return Ok(found);
+        }
+        tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .with_context(|| format!("{what}: no list_changed brought it"))??;
+    }
+}
+
+/// `t-pid`'s answer once it comes from another process than `before` (a restart).
+async fn restarted(
+    client: &Client,
+    changes: &mut watch::Receiver<u64>,
+    before: &str,
+) -> Result<String> {
+    after_changes(
+        changes,
+        "t-pid never answered from a new process",
+        async || match call_text(client, "t-pid", json!({})).await {
+            Ok((false, pid)) if pid != before => Some(pid),
+            _ => None,
+        },
+    )
+    .await
+}
+
+async fn start() -> Result<(Client, watch::Receiver<u64>, tempfile::TempDir)> {
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("pegboard.json");
     std::fs::write(
@@ -30,9 +82,8 @@ async fn start() -> Result<(Client, tempfile::TempDir)> {
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::null())
         .spawn()?;
-    let client =
-        tokio::time::timeout(Duration::from_secs(30), ().into_dyn().serve(transport)).await??;
-    Ok((client, dir))
+    let (client, changes) = connect(transport).await?;
+    Ok((client, changes, dir))
 }
 
 async fn call_text(client: &Client, name: &str, args: Value) -> Result<(bool, String)> {
@@ -48,25 +99,13 @@ async fn call_text(client: &Client, name: &str, args: Value) -> Result<(bool, St
 
 #[tokio::test]
 async fn a_crashed_server_is_restarted_and_its_tools_come_back() -> Result<()> {
-    let (client, _dir) = start().await?;
+    let (client, mut changes, _dir) = start().await?;
     let (_, pid_before) = call_text(&client, "t-pid", json!({})).await?;
     assert!(!pid_before.is_empty());
 
     // The crash call itself fails one way or another; what matters is what happens next.
     let _ = call_text(&client, "t-crash", json!({})).await;
-
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let pid_after = loop {
-        if Instant::now() > deadline {
-            bail!("t-pid never answered from a new process");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if let Ok((false, pid)) = call_text(&client, "t-pid", json!({})).await
-            && pid != pid_before
-        {
-            break pid;
-        }
-    };
+    let pid_after = restarted(&client, &mut changes, &pid_before).await?;
     assert_ne!(pid_after, pid_before);
     let names: Vec<String> = client
         .list_all_tools()
@@ -81,25 +120,14 @@ async fn a_crashed_server_is_restarted_and_its_tools_come_back() -> Result<()> {
 
 #[tokio::test]
 async fn a_servers_list_changed_reaches_the_board() -> Result<()> {
-    let (client, _dir) = start().await?;
+    let (client, mut changes, _dir) = start().await?;
     let (failed, text) = call_text(&client, "t-add_tool", json!({"name": "fresh"})).await?;
     assert!(!failed, "{text}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let names: Vec<String> = client
-            .list_all_tools()
-            .await?
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect();
-        if names.iter().any(|n| n == "t-fresh") {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!("t-fresh never appeared: {names:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    after_changes(&mut changes, "t-fresh never appeared", async || {
+        let tools = client.list_all_tools().await.ok()?;
+        tools.iter().any(|t| t.name == "t-fresh").then_some(())
+    })
+    .await?;
     let (failed, _) = call_text(&client, "t-fresh", json!({}))
         .await
         .context("call the new tool")?;
@@ -150,8 +178,7 @@ async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_with
         .stderr(Stdio::null())
         .spawn()?;
     let gateway_pid = transport.id().context("gateway pid")?;
-    let client =
-        tokio::time::timeout(Duration::from_secs(30), ().into_dyn().serve(transport)).await??;
+    let (client, mut changes) = connect(transport).await?;
 
     let (_, pid_before) = call_text(&client, "t-pid", json!({})).await?;
     let in_flight = {
@@ -193,18 +220,7 @@ async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_with
     assert!(!failed && text.contains("1.609344"), "{text}");
 
     // `t` comes back (new process) and routes again.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if Instant::now() > deadline {
-            bail!("t never came back");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if let Ok((false, pid)) = call_text(&client, "t-pid", json!({})).await
-            && pid != pid_before
-        {
-            break;
-        }
-    }
+    restarted(&client, &mut changes, &pid_before).await?;
     let (failed, text) = call_text(&client, "t-echo", json!({"text": "back"})).await?;
     assert!(!failed && text == "back", "{text}");
 

@@ -33,7 +33,7 @@ use crate::{
     upstream::{Hub, can_elicit, client_error},
 };
 
-fn is_2026(version: &ProtocolVersion) -> bool {
+pub(crate) fn is_2026(version: &ProtocolVersion) -> bool {
     // ISO dates compare as strings, as rmcp compares them.
     version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
 }

@@ -10,14 +10,11 @@ use pegboard::{PegBoard, PegBoardError, ToolTarget};
 use rmcp::model::{CallToolResult, NumberOrString, ProgressToken, RequestId};
 use rmcp::{ErrorData, Peer, RoleServer, ServiceError};
 
-/// The first protocol generation whose results need more than the legacy shape (`resultType`).
-const MODERN: &str = "2026-07-28";
-
 /// Whether the client of `peer` speaks a legacy protocol generation (the lane's results are
 /// the servers' as they are: no `resultType` added).
 pub(crate) fn legacy_client(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info()
-        .is_some_and(|info| info.protocol_version.as_str() < MODERN)
+        .is_some_and(|info| !crate::mrtr::is_2026(&info.protocol_version))
 }
 
 /// Where a call's progress notifications go: the client's output, under the client's token.
@@ -47,11 +44,11 @@ pub(crate) fn prepare(
     let target = board.tool_target(&call.name).ok()?;
     let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>())?;
     let lane = hub.lane()?.clone();
-    let legacy_server = target
-        .peer
-        .peer_info()
-        .is_some_and(|info| info.protocol_version.as_str() < MODERN);
-    if !legacy_server || hub.per_client().is_some() || !hub.is_plain(&target.original) {
+    // The hub's answer is learnt once per connection (the MRTR check asks the same).
+    if hub.speaks_2026(&target.peer)
+        || hub.per_client().is_some()
+        || !hub.is_plain(&target.original)
+    {
         return None;
     }
     let waiting = lane.begin(progress.is_some()).ok()?;

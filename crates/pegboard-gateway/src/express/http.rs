@@ -99,7 +99,8 @@ impl HttpLane {
             && json_in
             && accept.iter().any(|a| a == "application/json")
             && accept.iter().any(|a| a == "text/event-stream")
-            && text("mcp-protocol-version").is_none_or(|v| v < "2026")
+            && text("mcp-protocol-version")
+                .is_none_or(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
             && text(header::HOST.as_str()).is_some_and(|host| host_allowed(host, &self.hosts))
     }
 }
