@@ -45,12 +45,13 @@ impl Endpoint {
         Ok(Conn { sender })
     }
 
-    /// POST one message; the status and the JSON-RPC message found in the body (if any).
+    /// POST one message; the status, the session id, the JSON-RPC message found in the body (if
+    /// any) and when the body's last byte arrived.
     async fn post(
         &self,
         conn: &mut Conn,
         body: Vec<u8>,
-    ) -> Result<(StatusCode, Option<HeaderValue>, Option<Bytes>)> {
+    ) -> Result<(StatusCode, Option<HeaderValue>, Option<Bytes>, Instant)> {
         let mut request = Request::post(self.path.as_str())
             .header(HOST, self.host.clone())
             .header(CONTENT_TYPE, "application/json")
@@ -70,22 +71,28 @@ impl Endpoint {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let bytes = body.collect().await?.to_bytes();
+        let arrived = Instant::now();
         let message = if sse {
             sse_message(&bytes)
         } else {
             Some(bytes)
         };
-        Ok((parts.status, session, message.filter(|m| !m.is_empty())))
+        Ok((
+            parts.status,
+            session,
+            message.filter(|m| !m.is_empty()),
+            arrived,
+        ))
     }
 
-    /// POST a request and probe its answer.
-    async fn call(&self, conn: &mut Conn, body: Vec<u8>) -> Result<(u64, Result<(), String>)> {
-        let (status, _, message) = self.post(conn, body).await?;
+    /// POST a request and probe its answer: when its body's last byte arrived, and its outcome.
+    async fn call(&self, conn: &mut Conn, body: Vec<u8>) -> Result<(Instant, Result<(), String>)> {
+        let (status, _, message, arrived) = self.post(conn, body).await?;
         if !status.is_success() {
-            return Ok((0, Err(format!("HTTP {status}"))));
+            return Ok((arrived, Err(format!("HTTP {status}"))));
         }
         match rpc::probe(message.as_deref().unwrap_or_default())? {
-            Incoming::Answer(id, outcome) => Ok((id, outcome)),
+            Incoming::Answer(_, outcome) => Ok((arrived, outcome)),
             Incoming::Other => bail!("the HTTP answer held no JSON-RPC response"),
         }
     }
@@ -127,12 +134,12 @@ impl HttpPeer {
         };
         let mut conn = endpoint.connect().await?;
         let init = Template::new("initialize", &rpc::initialize_params()).build(1);
-        let (status, session, message) = endpoint.post(&mut conn, init).await?;
+        let (status, session, message, _) = endpoint.post(&mut conn, init).await?;
         if !status.is_success() || message.is_none() {
             bail!("initialize over HTTP answered {status}");
         }
         endpoint.session = session;
-        let (status, _, _) = endpoint.post(&mut conn, INITIALIZED.to_vec()).await?;
+        let (status, _, _, _) = endpoint.post(&mut conn, INITIALIZED.to_vec()).await?;
         if !status.is_success() {
             bail!("notifications/initialized over HTTP answered {status}");
         }
@@ -183,7 +190,7 @@ impl HttpPeer {
                     let body = request.build(ids.fetch_add(1, Ordering::Relaxed));
                     let sent = Instant::now();
                     match endpoint.call(&mut conn, body).await {
-                        Ok((_, outcome)) => samples.record(sent, outcome),
+                        Ok((arrived, outcome)) => samples.record(sent, arrived, outcome),
                         Err(e) => return (conn, samples, Err(e)),
                     }
                 }

@@ -153,7 +153,8 @@ pub fn run() -> anyhow::Result<()> {
         println!("| {what} | {ns:.0} |");
     }
     // What the harness itself spends on each `tools/list` answer of the 1,000-tool rows: its
-    // own read of the message (`rpc::probe`), in every front's p50 alike.
+    // own read of the message (`rpc::probe`), after the clock stops (latency is send to the
+    // answer's last byte), so in no row's p50.
     let list = crate::backend::tools_list_answer(1_000)?;
     crate::rpc::probe(&list)?;
     let ns = time_few(|| {

@@ -135,10 +135,13 @@ pub struct Samples {
 }
 
 impl Samples {
-    /// Record one answer that took `since.elapsed()`.
-    pub fn record(&mut self, since: Instant, outcome: Result<(), String>) {
+    /// Record one answer sent at `sent` whose last byte was read at `arrived` (taken before the
+    /// harness parses the answer: the client's own parse is not the server's latency, and for a
+    /// 0.3 MB `tools/list` it would be most of the row).
+    pub fn record(&mut self, sent: Instant, arrived: Instant, outcome: Result<(), String>) {
+        let took = arrived.saturating_duration_since(sent);
         self.latencies_ns
-            .push(u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            .push(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX));
         if let Err(e) = outcome {
             self.errors += 1;
             self.first_error.get_or_insert(e);

@@ -60,13 +60,14 @@ impl StdioPeer {
         Ok(())
     }
 
-    /// Read the next message into `self.line`.
-    async fn read(&mut self) -> Result<Incoming> {
+    /// Read the next message into `self.line`: when its last byte arrived, and what it is.
+    async fn read(&mut self) -> Result<(Instant, Incoming)> {
         self.line.clear();
         if self.stdout.read_until(b'\n', &mut self.line).await? == 0 {
             bail!("the server closed its stdout");
         }
-        rpc::probe(&self.line)
+        let arrived = Instant::now();
+        Ok((arrived, rpc::probe(&self.line)?))
     }
 
     /// One request, its answer awaited; returns the raw answer.
@@ -76,7 +77,7 @@ impl StdioPeer {
         self.send_raw(&request.build(id)).await?;
         self.stdin.flush().await?;
         loop {
-            if let Incoming::Answer(got, outcome) = self.read().await?
+            if let (_, Incoming::Answer(got, outcome)) = self.read().await?
                 && got == id
             {
                 outcome.map_err(|e| anyhow::anyhow!("request failed: {e}"))?;
@@ -130,13 +131,13 @@ impl StdioPeer {
         }
         self.stdin.flush().await?;
         while !in_flight.is_empty() {
-            let Incoming::Answer(id, outcome) = self.read().await? else {
+            let (arrived, Incoming::Answer(id, outcome)) = self.read().await? else {
                 continue;
             };
             let Some(sent) = in_flight.remove(&id) else {
                 continue;
             };
-            samples.record(sent, outcome);
+            samples.record(sent, arrived, outcome);
             if more(issued) {
                 self.next_id += 1;
                 out.clear();
