@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use foldhash::fast::RandomState;
 use pegboard::PegBoard;
 use tokio_util::sync::CancellationToken;
 
@@ -26,7 +27,12 @@ use super::tools_list::ToolsList;
 use crate::startup::Startup;
 
 /// Calls on the lane by session and the client's raw id: how to cancel each.
-type Calls = HashMap<(Arc<str>, Box<[u8]>), CancellationToken>;
+type Calls = HashMap<(Arc<str>, Box<[u8]>), CancellationToken, RandomState>;
+
+/// Headers the lane reads on every request, named once (a name given as `&str` is parsed at
+/// each lookup).
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 
 /// What the middleware needs (see the module docs).
 pub(crate) struct HttpLane {
@@ -36,14 +42,16 @@ pub(crate) struct HttpLane {
     sessions: Arc<Sessions>,
     startup: Startup,
     tools: ToolsList,
-    /// The Host values rmcp allows (as given to it).
-    hosts: Vec<String>,
+    /// The Host values rmcp allows, read once.
+    hosts: Vec<AllowedHost>,
     /// rmcp's idle limit for a session.
     idle: Duration,
     /// rmcp's limit on a request body.
     max_body: usize,
     /// Calls on the lane by session and the client's raw id: how to cancel each.
     calls: Mutex<Calls>,
+    /// The last Host value found allowed: clients send the same one on every request.
+    last_host: Mutex<Option<HeaderValue>>,
 }
 
 impl HttpLane {
@@ -62,10 +70,11 @@ impl HttpLane {
             sessions,
             startup,
             tools: ToolsList::default(),
-            hosts,
+            hosts: hosts.iter().map(|h| AllowedHost::new(h)).collect(),
             idle,
             max_body,
-            calls: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::default()),
+            last_host: Mutex::new(None),
         })
     }
 
@@ -73,52 +82,97 @@ impl HttpLane {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the headers are ones rmcp would take as they are (see the module docs).
+    /// Whether the headers are ones rmcp would take as they are (see the module docs). Read in
+    /// place: this runs on every request of an open session.
     fn plain_headers(&self, headers: &HeaderMap) -> bool {
-        let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
-        let accept = headers
-            .get_all(header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .collect::<Vec<_>>();
-        let json_in = text(header::CONTENT_TYPE.as_str()).is_some_and(|v| {
+        let text = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+        let accepts = |wanted: &str| {
+            headers
+                .get_all(header::ACCEPT)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|v| {
+                    v.split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .eq_ignore_ascii_case(wanted)
+                })
+        };
+        let json_in = text(&header::CONTENT_TYPE).is_some_and(|v| {
             v.split(';')
                 .next()
                 .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
         });
         !headers.contains_key(header::ORIGIN)
-            && !headers.contains_key("mcp-method")
+            && !headers.contains_key(MCP_METHOD)
             && json_in
-            && accept.iter().any(|a| a == "application/json")
-            && accept.iter().any(|a| a == "text/event-stream")
-            && text("mcp-protocol-version")
+            && accepts("application/json")
+            && accepts("text/event-stream")
+            && text(&PROTOCOL_VERSION)
                 .is_none_or(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
-            && text(header::HOST.as_str()).is_some_and(|host| host_allowed(host, &self.hosts))
+            && headers
+                .get(header::HOST)
+                .is_some_and(|host| self.host_allowed(host))
+    }
+
+    /// rmcp's Host rule ([`host_allowed`]), remembering the last value it allowed.
+    fn host_allowed(&self, host: &HeaderValue) -> bool {
+        let mut last = self
+            .last_host
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if last.as_ref() == Some(host) {
+            return true;
+        }
+        let allowed = host
+            .to_str()
+            .is_ok_and(|text| host_allowed(text, &self.hosts));
+        if allowed {
+            *last = Some(host.clone());
+        }
+        allowed
     }
 }
 
+/// An entry of rmcp's allowed Host list: a host, and the port when the entry names one.
+#[derive(Debug)]
+struct AllowedHost {
+    host: String,
+    port: Option<u16>,
+}
+
+impl AllowedHost {
+    fn new(entry: &str) -> Self {
+        match entry.trim().parse::<axum::http::uri::Authority>() {
+            Ok(a) => Self {
+                host: bare(a.host()).to_owned(),
+                port: a.port_u16(),
+            },
+            Err(_) => Self {
+                host: bare(entry.trim()).to_owned(),
+                port: None,
+            },
+        }
+    }
+}
+
+/// A host without the brackets of an IPv6 literal.
+fn bare(host: &str) -> &str {
+    host.trim_matches(['[', ']'])
+}
+
 /// rmcp's Host rule: the host (and the port, when the allowed entry has one) of an entry.
-fn host_allowed(host: &str, allowed: &[String]) -> bool {
+fn host_allowed(host: &str, allowed: &[AllowedHost]) -> bool {
     let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
         return false;
     };
-    let normal = |h: &str| h.trim_matches(['[', ']']).to_ascii_lowercase();
-    let (host, port) = (normal(authority.host()), authority.port_u16());
+    let (host, port) = (bare(authority.host()), authority.port_u16());
     allowed.is_empty()
-        || allowed.iter().any(
-            |entry| match entry.trim().parse::<axum::http::uri::Authority>() {
-                Ok(a) => normal(a.host()) == host && a.port_u16().is_none_or(|p| Some(p) == port),
-                Err(_) => normal(entry.trim()) == host,
-            },
-        )
+        || allowed
+            .iter()
+            .any(|a| a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| Some(p) == port))
 }
 
 /// The middleware (see the module docs).
@@ -226,9 +280,8 @@ mod tests {
 
     #[test]
     fn hosts_follow_rmcps_rule() {
-        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "gw.lan:8700"]
-            .map(String::from)
-            .to_vec();
+        let allowed =
+            Vec::from(["localhost", "127.0.0.1", "::1", "gw.lan:8700"].map(AllowedHost::new));
         for ok in [
             "localhost:8700",
             "LOCALHOST",

@@ -9,10 +9,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
+use axum::http::HeaderName;
+use foldhash::fast::RandomState;
 use rmcp::{Peer, RoleServer};
 
 /// The HTTP header carrying the session id.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
 #[derive(Debug)]
 struct Entry {
@@ -24,7 +26,7 @@ struct Entry {
 /// The registry (see the module docs).
 #[derive(Debug, Default)]
 pub struct Sessions {
-    map: RwLock<HashMap<Arc<str>, Arc<Entry>>>,
+    map: RwLock<HashMap<Arc<str>, Arc<Entry>, RandomState>>,
 }
 
 impl Sessions {

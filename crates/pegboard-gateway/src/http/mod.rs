@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 mod origins;
 mod replica;
 mod sessions;
+mod shared;
 pub use replica::{MAX_REPLICA_ID_LEN, ReplicaId, ReplicaIdError, ReplicaSessionError};
 pub use sessions::SessionLimits;
 
@@ -95,9 +96,13 @@ pub fn router(
             lane,
             crate::express::http::serve,
         ))
-        .service(service);
+        .service(shared::Shared::new(service));
+    // Routes, not a nest: rmcp reads no path, and a nest rebuilds each request's URI to strip
+    // its prefix. `/mcp/...` is served as before.
     Ok(Router::new()
-        .nest_service(MCP_PATH, service)
+        .route_service(MCP_PATH, service.clone())
+        .route_service("/mcp/", service.clone())
+        .route_service("/mcp/{*rest}", service)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(cap, sessions::cap))
         .layer(middleware::from_fn_with_state(Arc::new(guard), check)))
@@ -254,6 +259,21 @@ mod tests {
         assert_eq!(status(app(Some("s3cret"), &[]), req).await, StatusCode::OK);
         let req = post(&[("authorization", "bearer s3cret")]);
         assert_eq!(status(app(Some("s3cret"), &[]), req).await, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn paths_under_mcp_reach_the_service_and_others_do_not() {
+        for (path, expected) in [
+            ("/mcp", StatusCode::OK),
+            ("/mcp/", StatusCode::OK),
+            ("/mcp/anything/below", StatusCode::OK),
+            ("/mcpx", StatusCode::NOT_FOUND),
+            ("/", StatusCode::NOT_FOUND),
+        ] {
+            let mut req = post(&[]);
+            *req.uri_mut() = axum::http::Uri::from_static(path);
+            assert_eq!(status(app(None, &[]), req).await, expected, "{path}");
+        }
     }
 
     #[tokio::test]

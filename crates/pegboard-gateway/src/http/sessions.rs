@@ -57,7 +57,9 @@ pub(crate) struct Cap {
 
 /// Refuse a new session (no `Mcp-Session-Id`) while `max` sessions are open.
 pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) -> Response {
-    let opens_a_session = !request.headers().contains_key("mcp-session-id")
+    let opens_a_session = !request
+        .headers()
+        .contains_key(crate::express::sessions::SESSION_HEADER)
         && request.method() == axum::http::Method::POST;
     if opens_a_session && cap.manager.open().await >= cap.max {
         tracing::warn!(

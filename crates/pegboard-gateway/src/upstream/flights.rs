@@ -11,6 +11,9 @@ use std::{
     sync::{Arc, Mutex, PoisonError},
 };
 
+// Every call adds and removes entries here; the ids and tokens are the gateway's own counters.
+use foldhash::fast::RandomState;
+
 use rmcp::{
     Peer, RoleClient, RoleServer,
     model::{CancelledNotificationParam, ProgressNotificationParam, ProgressToken, RequestId},
@@ -81,11 +84,11 @@ impl Flight {
 
 #[derive(Debug, Default)]
 struct Table {
-    by_token: HashMap<ProgressToken, Arc<Flight>>,
-    by_id: HashMap<RequestId, ProgressToken>,
+    by_token: HashMap<ProgressToken, Arc<Flight>, RandomState>,
+    by_id: HashMap<RequestId, ProgressToken, RandomState>,
     /// Calls about to be sent, so that a server request that comes back before the call is
     /// registered under its upstream id still finds it (see [`Flights::register_pending`]).
-    pending: HashMap<u64, Arc<Flight>>,
+    pending: HashMap<u64, Arc<Flight>, RandomState>,
     next_pending: u64,
 }
 
