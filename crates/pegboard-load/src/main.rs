@@ -140,6 +140,11 @@ struct RunArgs {
     /// Unmeasured calls before each run.
     #[arg(long, default_value = "200")]
     warmup: u64,
+    /// Rounds at each concurrency, the fronts interleaved (direct, then each front, again): each
+    /// column is the median over the rounds, × and +p50 taken within a round. On a shared
+    /// machine one round's numbers swing by tens of µs.
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
     /// Tools on the board listed with tools/list (0: skip the listing runs).
     #[arg(long, default_value = "1000")]
     list_tools: usize,
@@ -331,33 +336,42 @@ async fn measure(
     };
     let mut rows = Vec::new();
     for &n in levels {
-        let samples = direct
-            .load(&backend.request(Front::Direct), n, budget)
-            .await?;
-        let base = Row::new(label, "direct", n, samples, None);
-        let mut level = Vec::new();
-        for (front, peer) in &mut piped {
-            let samples = peer.load(&backend.request(*front), n, budget).await?;
-            level.push(Row::new(label, front.label(), n, samples, Some(&base)));
-        }
-        if let Some(peer) = via_http.as_mut() {
-            let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
-            level.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
-        }
-        if let Some(peer) = via_proxy.as_mut() {
-            let samples = peer
-                .load(&backend.request(Front::McpProxy), n, budget)
+        // Per round: the direct row, then one row per front (in the order below).
+        let mut rounds: Vec<Vec<Row>> = Vec::new();
+        for _ in 0..args.rounds {
+            let samples = direct
+                .load(&backend.request(Front::Direct), n, budget)
                 .await?;
-            level.push(Row::new(
-                label,
-                Front::McpProxy.label(),
-                n,
-                samples,
-                Some(&base),
-            ));
+            let base = Row::new(label, "direct", n, samples, None);
+            let mut round = Vec::new();
+            for (front, peer) in &mut piped {
+                let samples = peer.load(&backend.request(*front), n, budget).await?;
+                round.push(Row::new(label, front.label(), n, samples, Some(&base)));
+            }
+            if let Some(peer) = via_http.as_mut() {
+                let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
+                round.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
+            }
+            if let Some(peer) = via_proxy.as_mut() {
+                let samples = peer
+                    .load(&backend.request(Front::McpProxy), n, budget)
+                    .await?;
+                round.push(Row::new(
+                    label,
+                    Front::McpProxy.label(),
+                    n,
+                    samples,
+                    Some(&base),
+                ));
+            }
+            round.insert(0, base);
+            rounds.push(round);
         }
-        rows.push(base);
-        rows.extend(level);
+        let fronts = rounds.first().map_or(0, Vec::len);
+        for i in 0..fronts {
+            let runs: Vec<Row> = rounds.iter().filter_map(|r| r.get(i).cloned()).collect();
+            rows.extend(Row::median(&runs));
+        }
     }
     direct.close().await;
     for (_, peer) in piped {

@@ -78,6 +78,46 @@ impl Row {
     }
 }
 
+/// The median of `values` (the mean of the middle two for an even count); NaN when empty.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => f64::midpoint(values[n / 2 - 1], values[n / 2]),
+    }
+}
+
+impl Row {
+    /// One row for several rounds of the same front: each column's median over the rounds
+    /// (× and +p50 were taken within each round, against that round's direct row); calls and
+    /// errors summed. `None` for no rounds.
+    pub fn median(rounds: &[Row]) -> Option<Row> {
+        let first = rounds.first()?;
+        if rounds.len() == 1 {
+            return Some(first.clone());
+        }
+        let of = |f: fn(&Row) -> f64| median(rounds.iter().map(f).collect());
+        let of_some = |f: fn(&Row) -> Option<f64>| {
+            let values: Vec<f64> = rounds.iter().filter_map(f).collect();
+            (!values.is_empty()).then(|| median(values))
+        };
+        Some(Row {
+            backend: first.backend.clone(),
+            front: first.front.clone(),
+            concurrency: first.concurrency,
+            calls: rounds.iter().map(|r| r.calls).sum(),
+            calls_per_s: of(|r| r.calls_per_s),
+            p50_us: of(|r| r.p50_us),
+            p99_us: of(|r| r.p99_us),
+            ratio: of_some(|r| r.ratio),
+            added_p50_us: of_some(|r| r.added_p50_us),
+            errors: rounds.iter().map(|r| r.errors).sum(),
+            first_error: rounds.iter().find_map(|r| r.first_error.clone()),
+        })
+    }
+}
+
 /// The rows as an aligned Markdown table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
@@ -116,6 +156,40 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(calls_per_s: f64, p50_us: f64, ratio: Option<f64>) -> Row {
+        Row {
+            backend: "b".into(),
+            front: "f".into(),
+            concurrency: 1,
+            calls: 10,
+            calls_per_s,
+            p50_us,
+            p99_us: p50_us * 2.0,
+            ratio,
+            added_p50_us: ratio.map(|r| r * 10.0),
+            errors: 1,
+            first_error: None,
+        }
+    }
+
+    #[test]
+    fn rounds_summarise_to_medians_of_each_column() {
+        let rounds = [
+            row(100.0, 50.0, Some(0.5)),
+            row(300.0, 10.0, Some(0.9)),
+            row(200.0, 30.0, Some(0.7)),
+        ];
+        let m = Row::median(&rounds).unwrap();
+        assert_eq!((m.calls_per_s, m.p50_us, m.p99_us), (200.0, 30.0, 60.0));
+        assert_eq!((m.ratio, m.added_p50_us), (Some(0.7), Some(7.0)));
+        assert_eq!((m.calls, m.errors), (30, 3));
+        let even = Row::median(&rounds[..2]).unwrap();
+        assert_eq!(even.p50_us, 30.0);
+        let direct = Row::median(&[row(1.0, 1.0, None), row(3.0, 3.0, None)]).unwrap();
+        assert_eq!((direct.ratio, direct.p50_us), (None, 2.0));
+        assert!(Row::median(&[]).is_none());
+    }
 
     #[test]
     fn nearest_rank_percentiles() {
