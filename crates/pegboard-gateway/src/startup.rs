@@ -10,8 +10,10 @@
 //! after startup began, `tools/list` and a `tools/call` of a tool not (yet) on the board wait until
 //! every server has started or failed, or the grace period is over, whichever comes first. The wait
 //! is on an event ([`Starting`] marks the startup settled), never a poll. `prompts/list`,
-//! `resources/list` and `server/discover` (whose `supportedVersions` come from the servers) wait
-//! the same way.
+//! `prompts/get`, `resources/list`, `resources/templates/list`, `resources/read`,
+//! `resources/subscribe`, `completion/complete` and `server/discover` (whose `supportedVersions`
+//! come from the servers) wait the same way: a client that opens a session for one request (the
+//! MCP Inspector's CLI does) must find the prompt or resource it names.
 //!
 //! `initialize` itself never waits. A session's capabilities are fixed by its `initialize`, so one
 //! that begins while servers are still starting is offered logging, prompts, resources and

@@ -11,9 +11,16 @@ use demo_servers::UnitsServer;
 use pegboard::PegBoard;
 use pegboard_gateway::server::BoardServer;
 use pegboard_gateway::startup::Startup;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::model::{
+    ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompleteResult, CompletionInfo,
+    ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, Resource, ResourceContents, ResourcesCapability, Role, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -149,5 +156,141 @@ async fn after_the_startup_nothing_waits_and_unknown_tools_are_errors() {
     .expect("after the startup an unknown tool must not wait")
     .expect_err("unknown tool");
     assert!(err.to_string().contains("nope-nothing"), "{err}");
+    client.cancel().await.expect("cancel");
+}
+
+/// A server with one prompt (`greet`) and one resource (`note://a`), and no tools.
+#[derive(Clone)]
+struct Notes;
+
+impl ServerHandler for Notes {
+    fn get_info(&self) -> ServerConfig {
+        let mut caps = ServerCapabilities::default();
+        caps.prompts = Some(PromptsCapability::default());
+        caps.resources = Some(ResourcesCapability::default());
+        caps.completions = Some(Default::default());
+        ServerConfig::new(caps)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let greet = Prompt::new(
+            "greet",
+            Some("says hello"),
+            Some(vec![PromptArgument::new("name")]),
+        );
+        Ok(ListPromptsResult::with_all_items(vec![greet]))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let hello = PromptMessage::new_text(Role::User, "hello");
+        Ok(GetPromptResult::new(vec![hello]).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let note = Resource::new("note://a", "a");
+        Ok(ListResourcesResult::with_all_items(vec![note]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = ResourceContents::text("note a", request.uri);
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let values = vec![format!("{}!", request.argument.value)];
+        Ok(CompleteResult::new(
+            CompletionInfo::new(values).map_err(|e| ErrorData::internal_error(e, None))?,
+        ))
+    }
+}
+
+/// A session's first request can be a `prompts/get`, `resources/read` or `completion/complete`
+/// (the MCP Inspector's CLI makes one request per session): while servers start, each waits for
+/// the server that brings its prompt or resource, as `tools/list` does.
+#[tokio::test]
+async fn prompts_resources_and_completions_asked_during_the_startup_wait_for_their_server() {
+    let board = PegBoard::new();
+    let (startup, starting) = Startup::begin(Duration::from_secs(3600));
+    let (client, _changes) = serve(&board, startup).await;
+    let peer = client.peer().clone();
+    let mut prompt = tokio::spawn(async move {
+        peer.get_prompt(GetPromptRequestParams::new("notes-greet"))
+            .await
+    });
+    let peer = client.peer().clone();
+    let mut read = tokio::spawn(async move {
+        peer.read_resource(ReadResourceRequestParams::new("notes+note://a"))
+            .await
+    });
+    let peer = client.peer().clone();
+    let mut complete = tokio::spawn(async move {
+        peer.complete(CompleteRequestParams::new(
+            Reference::for_prompt("notes-greet"),
+            ArgumentInfo::new("name", "Ad"),
+        ))
+        .await
+    });
+    for (what, waiting) in [
+        (
+            "prompts/get",
+            tokio::time::timeout(STILL_WAITING, &mut prompt)
+                .await
+                .is_err(),
+        ),
+        (
+            "resources/read",
+            tokio::time::timeout(STILL_WAITING, &mut read)
+                .await
+                .is_err(),
+        ),
+        (
+            "completion/complete",
+            tokio::time::timeout(STILL_WAITING, &mut complete)
+                .await
+                .is_err(),
+        ),
+    ] {
+        assert!(waiting, "{what} was answered before its server started");
+    }
+    common::add(&board, "notes", Notes).await;
+    starting.finish();
+    let prompt = tokio::time::timeout(STEP, prompt)
+        .await
+        .expect("prompts/get after the startup")
+        .expect("task")
+        .expect("prompts/get");
+    assert_eq!(prompt.messages.len(), 1, "{prompt:?}");
+    let read = tokio::time::timeout(STEP, read)
+        .await
+        .expect("resources/read after the startup")
+        .expect("task")
+        .expect("resources/read");
+    assert!(format!("{read:?}").contains("note a"), "{read:?}");
+    let complete = tokio::time::timeout(STEP, complete)
+        .await
+        .expect("completion/complete after the startup")
+        .expect("task")
+        .expect("completion/complete");
+    assert_eq!(complete.completion.values, ["Ad!"]);
     client.cancel().await.expect("cancel");
 }

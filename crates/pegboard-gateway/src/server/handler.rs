@@ -158,6 +158,8 @@ impl ServerHandler for BoardServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        // A session's first request may name a prompt of a server still starting.
+        self.startup.wait().await;
         catalog::get_prompt(&self.board, request, &context, !self.stateless).await
     }
 
@@ -184,6 +186,7 @@ impl ServerHandler for BoardServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.startup.wait().await;
         catalog::read_resource(&self.board, request, &context, !self.stateless).await
     }
 
@@ -195,6 +198,7 @@ impl ServerHandler for BoardServer {
         if self.stateless {
             return Err(no_session("a resource subscription"));
         }
+        self.startup.wait().await;
         let target = self
             .board
             .resource_target(&request.uri)
@@ -230,6 +234,7 @@ impl ServerHandler for BoardServer {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        self.startup.wait().await;
         catalog::complete(&self.board, request).await
     }
 
