@@ -82,24 +82,32 @@ pub async fn start_http(
     config: &Path,
     env: &[(String, String)],
 ) -> Result<HttpGateway> {
-    let mut child = Command::new(pegboard)
+    let mut command = Command::new(pegboard);
+    command
         .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["serve", "--config"])
         .arg(config)
-        .args(["--http", "127.0.0.1:0"])
+        .args(["--http", "127.0.0.1:0"]);
+    listening(command, &pegboard.display().to_string()).await
+}
+
+/// Start `command` (a process that prints `...: serving at http://ADDR/...` on stderr, as
+/// `pegboard serve --http` and `pegboard-load relay-http` do) and read ADDR.
+pub async fn listening(mut command: Command, what: &str) -> Result<HttpGateway> {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("cannot start {}", pegboard.display()))?;
+        .with_context(|| format!("cannot start {what}"))?;
     let stderr = child.stderr.take().context("no stderr pipe")?;
     let mut lines = BufReader::new(stderr).lines();
     let found = tokio::time::timeout(LISTEN_TIMEOUT, async {
         while let Some(line) = lines.next_line().await? {
             // "pegboard: serving at http://127.0.0.1:PORT/mcp (starting 1 server)" (calls made before
             // it is up wait for it: `--wait`)
-            if line.starts_with("pegboard: serving")
+            if line.contains(": serving at http://")
                 && let Some(rest) = line.split(" at http://").nth(1)
                 && let Some(addr) = rest.split('/').next()
             {
@@ -108,10 +116,10 @@ pub async fn start_http(
                     .with_context(|| format!("unexpected address in {line:?}"));
             }
         }
-        bail!("pegboard serve --http exited before listening")
+        bail!("{what} exited before listening")
     })
     .await
-    .context("pegboard serve --http did not start listening in time")??;
+    .with_context(|| format!("{what} did not start listening in time"))??;
     // Keep draining its stderr so it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok(HttpGateway { addr: found, child })

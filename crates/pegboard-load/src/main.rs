@@ -12,6 +12,7 @@ mod gateway;
 mod http;
 mod parse_cost;
 mod relay;
+mod relay_http;
 mod report;
 mod rpc;
 mod stdio;
@@ -57,6 +58,12 @@ enum Cmd {
     },
     /// The JSON work of one tools/call, rmcp's generic parse against a shape-known one (ns per message).
     ParseCost,
+    /// The floor of an HTTP front: POSTed messages to BACKEND's stdin, its answers as the bodies.
+    RelayHttp {
+        /// The backend's command line.
+        #[arg(trailing_var_arg = true, required = true)]
+        backend: Vec<String>,
+    },
     /// The floor of a stdio hop: forward lines to BACKEND and back, renaming `b-<tool>`.
     Relay {
         /// Also parse and re-serialise every message (serde_json::Value).
@@ -90,6 +97,8 @@ enum Front {
     Relay,
     /// Through `pegboard-load relay --parse`: the floor plus one JSON parse and write per message.
     RelayParse,
+    /// Through `pegboard-load relay-http`: the floor of an HTTP front (hyper, bytes forwarded).
+    RelayHttp,
     /// Through the `mcp-proxy` crate's gateway (streamable HTTP at `/`); needs --mcp-proxy.
     McpProxy,
 }
@@ -102,6 +111,7 @@ impl Front {
             Front::Http => "pegboard http",
             Front::Relay => "relay (floor)",
             Front::RelayParse => "relay + parse",
+            Front::RelayHttp => "relay http (floor)",
             Front::McpProxy => "mcp-proxy http",
         }
     }
@@ -279,7 +289,7 @@ async fn measure(
     let mut piped = Vec::new();
     for &front in &args.fronts {
         let argv = match front {
-            Front::Direct | Front::Http | Front::McpProxy => continue,
+            Front::Direct | Front::Http | Front::McpProxy | Front::RelayHttp => continue,
             Front::Stdio => gateway::stdio_argv(gateway_bin, &config),
             Front::Relay | Front::RelayParse => {
                 let mut argv = vec![me.clone(), "relay".into()];
@@ -307,6 +317,21 @@ async fn measure(
             let peer = HttpPeer::start(gw.addr, "/mcp")
                 .await
                 .with_context(|| format!("{label}: pegboard serve --http"))?;
+            (Some(gw), Some(peer))
+        }
+        false => (None, None),
+    };
+    let (relay_http, mut via_relay_http) = match args.fronts.contains(&Front::RelayHttp) {
+        true => {
+            let mut command = tokio::process::Command::new(&me);
+            command
+                .envs(args.backend_env.iter().map(|(k, v)| (k, v)))
+                .args(["relay-http", "--"])
+                .args(&backend.argv);
+            let gw = gateway::listening(command, "pegboard-load relay-http").await?;
+            let peer = HttpPeer::start(gw.addr, "/mcp")
+                .await
+                .with_context(|| format!("{label}: relay-http"))?;
             (Some(gw), Some(peer))
         }
         false => (None, None),
@@ -352,6 +377,18 @@ async fn measure(
                 let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
                 round.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
             }
+            if let Some(peer) = via_relay_http.as_mut() {
+                let samples = peer
+                    .load(&backend.request(Front::RelayHttp), n, budget)
+                    .await?;
+                round.push(Row::new(
+                    label,
+                    Front::RelayHttp.label(),
+                    n,
+                    samples,
+                    Some(&base),
+                ));
+            }
             if let Some(peer) = via_proxy.as_mut() {
                 let samples = peer
                     .load(&backend.request(Front::McpProxy), n, budget)
@@ -377,8 +414,11 @@ async fn measure(
     for (_, peer) in piped {
         peer.close().await;
     }
-    drop((via_http, via_proxy));
-    for gw in [http_gateway, proxy_gateway].into_iter().flatten() {
+    drop((via_http, via_relay_http, via_proxy));
+    for gw in [http_gateway, relay_http, proxy_gateway]
+        .into_iter()
+        .flatten()
+    {
         gw.stop().await;
     }
     Ok(rows)
@@ -388,6 +428,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match &cli.command {
         Some(Cmd::Relay { parse, backend }) => return relay::run(backend, *parse),
+        Some(Cmd::RelayHttp { backend }) => return relay_http::run(backend),
         Some(Cmd::ParseCost) => return parse_cost::run(),
         _ => {}
     }

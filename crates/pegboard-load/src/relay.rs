@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use crate::gateway::NAMESPACE;
 
 /// Rename the tool of a `tools/call` by bytes: the first `"name":"b-` loses its prefix.
-fn rename_raw(line: &[u8]) -> Vec<u8> {
+pub(crate) fn rename_raw(line: &[u8]) -> Vec<u8> {
     let needle = format!("\"name\":\"{NAMESPACE}-");
     let needle = needle.as_bytes();
     match line.windows(needle.len()).position(|w| w == needle) {
