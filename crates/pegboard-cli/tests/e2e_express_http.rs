@@ -28,17 +28,28 @@ struct Gateway {
     url: String,
     http: reqwest::Client,
     session: String,
+    /// The bearer token the gateway was started with (sent with every request).
+    token: Option<String>,
     stderr: watch::Receiver<Vec<String>>,
 }
 
 impl Gateway {
     async fn start(servers: Value) -> Result<Self> {
+        Self::start_with_token(servers, None).await
+    }
+
+    async fn start_with_token(servers: Value, token: Option<&str>) -> Result<Self> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("pegboard.json");
         std::fs::write(&path, json!({ "mcpServers": servers }).to_string())?;
-        let mut child = tokio::process::Command::new(common::pegboard())
+        let mut command = tokio::process::Command::new(common::pegboard());
+        command
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(&path)
+            .arg(&path);
+        if let Some(token) = token {
+            command.args(["--token", token]);
+        }
+        let mut child = command
             .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard::server_stderr=debug,demo_servers=info")
             .env_remove("PEGBOARD_TOKEN")
             .stdin(std::process::Stdio::null())
@@ -73,6 +84,7 @@ impl Gateway {
                 reqwest::Client::new()
             },
             session: String::new(),
+            token: token.map(String::from),
             stderr,
         };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -108,6 +120,10 @@ impl Gateway {
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-06-18")
             .body(body.to_string());
+        let request = match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        };
         match self.session.as_str() {
             "" => request,
             session => request.header("mcp-session-id", session),
@@ -312,4 +328,64 @@ fn cancelled_count(gw: &Gateway) -> usize {
         .iter()
         .filter(|l| l.contains("sleep cancelled by the client"))
         .count()
+}
+
+/// The lane is the HTTP front's outermost layer: a call of an open session without the token,
+/// with a wrong one, or at a path that is not `/mcp` must still be refused as before it (401,
+/// 404), and with the token it takes the lane.
+#[tokio::test]
+async fn the_lane_answers_only_authorized_requests_at_the_mcp_path() -> Result<()> {
+    let gw = Gateway::start_with_token(
+        json!({"units": common::demo_server("units", &[])}),
+        Some("s3cret"),
+    )
+    .await?;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "units-convert", "arguments": {"value": 1, "from": "km", "to": "m"}
+    }});
+    // A tool's first call goes rmcp's way (it learns whether the tool needs a task); the next
+    // takes the lane.
+    gw.request(json!(0), "tools/call", call["params"].clone())
+        .await?;
+    let (way, answer) = gw
+        .request(json!(1), "tools/call", call["params"].clone())
+        .await?;
+    assert_eq!(way, Way::Lane, "{answer}");
+    assert!(answer.to_string().contains("1000"), "{answer}");
+
+    for (what, authorization) in [("no token", None), ("a wrong token", Some("Bearer nope"))] {
+        let mut request = gw
+            .http
+            .post(&gw.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &gw.session)
+            .body(call.to_string());
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let response = tokio::time::timeout(WAIT, request.send()).await??;
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::UNAUTHORIZED,
+            "{what}"
+        );
+    }
+
+    let elsewhere = gw.url.replace("/mcp", "/elsewhere");
+    let response = tokio::time::timeout(
+        WAIT,
+        gw.http
+            .post(&elsewhere)
+            .bearer_auth("s3cret")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &gw.session)
+            .body(call.to_string())
+            .send(),
+    )
+    .await??;
+    assert_eq!(response.status(), reqwest::StatusCode::NOT_FOUND);
+    Ok(())
 }

@@ -1,4 +1,8 @@
-//! The express lane over streamable HTTP: a middleware in front of rmcp's service at `/mcp`.
+//! The express lane over streamable HTTP: the outermost middleware of the HTTP front.
+//!
+//! It runs before the front's other guards (so a call it answers costs none of their layers) and
+//! so checks for itself what they would: the path is `/mcp` (or below), the bearer token when one
+//! is set; a request that fails either goes on to them unchanged (and gets their 404 or 401).
 //!
 //! A `POST` of an open session (see [`super::sessions`]) carrying a `tools/call` the lane can take
 //! (see [`super::call::prepare`]) or a plain `tools/list` is answered here with one JSON body
@@ -52,6 +56,8 @@ pub(crate) struct HttpLane {
     calls: Mutex<Calls>,
     /// The last Host value found allowed: clients send the same one on every request.
     last_host: Mutex<Option<HeaderValue>>,
+    /// The bearer token the front requires, if any.
+    token: Option<String>,
 }
 
 impl HttpLane {
@@ -63,6 +69,7 @@ impl HttpLane {
         hosts: Vec<String>,
         idle: Duration,
         max_body: usize,
+        token: Option<String>,
     ) -> Arc<Self> {
         Arc::new(Self {
             enabled,
@@ -75,6 +82,7 @@ impl HttpLane {
             max_body,
             calls: Mutex::new(HashMap::default()),
             last_host: Mutex::new(None),
+            token,
         })
     }
 
@@ -189,6 +197,16 @@ pub(crate) async fn serve(
     let Some(session) = session.filter(|_| lane.enabled) else {
         return next.run(request).await;
     };
+    let path = request.uri().path();
+    let for_mcp = path
+        .strip_prefix(crate::http::MCP_PATH)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    let authorized = lane.token.as_deref().is_none_or(|expected| {
+        crate::http::bearer_matches(expected, request.headers().get(header::AUTHORIZATION))
+    });
+    if !for_mcp || !authorized {
+        return next.run(request).await;
+    }
     if request.method() == axum::http::Method::DELETE {
         // The client ends the session: no call of it takes the lane from now on.
         lane.sessions.remove(&session);

@@ -87,25 +87,25 @@ pub fn router(
         config.allowed_hosts.clone(),
         options.sessions.idle,
         config.max_request_body_bytes,
+        options.token.clone(),
     );
     let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
-    // The express lane in front of rmcp, behind the guards below (see `crate::express::http`).
-    let service = tower::ServiceBuilder::new()
-        .layer(middleware::from_fn_with_state(
-            lane,
-            crate::express::http::serve,
-        ))
-        .service(shared::Shared::new(service));
+    let service = shared::Shared::new(service);
     // Routes, not a nest: rmcp reads no path, and a nest rebuilds each request's URI to strip
-    // its prefix. `/mcp/...` is served as before.
+    // its prefix. `/mcp/...` is served as before. The express lane is the outermost layer and
+    // checks the path and the token itself (see `crate::express::http`).
     Ok(Router::new()
         .route_service(MCP_PATH, service.clone())
         .route_service("/mcp/", service.clone())
         .route_service("/mcp/{*rest}", service)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(cap, sessions::cap))
-        .layer(middleware::from_fn_with_state(Arc::new(guard), check)))
+        .layer(middleware::from_fn_with_state(Arc::new(guard), check))
+        .layer(middleware::from_fn_with_state(
+            lane,
+            crate::express::http::serve,
+        )))
 }
 
 /// Refuse a token that is empty or only whitespace: it would otherwise read as "auth required"
@@ -145,18 +145,23 @@ impl Guard {
     }
 
     fn token_ok(&self, authorization: Option<&HeaderValue>) -> bool {
-        let Some(expected) = &self.token else {
-            return true;
-        };
-        let Some(given) = authorization.and_then(|v| v.to_str().ok()) else {
-            return false;
-        };
-        let Some((scheme, value)) = given.split_once(' ') else {
-            return false;
-        };
-        scheme.eq_ignore_ascii_case("bearer")
-            && constant_time_eq(value.trim().as_bytes(), expected.as_bytes())
+        self.token
+            .as_deref()
+            .is_none_or(|expected| bearer_matches(expected, authorization))
     }
+}
+
+/// Whether `authorization` is `Bearer <expected>` (the scheme in any case; compared in constant
+/// time).
+pub(crate) fn bearer_matches(expected: &str, authorization: Option<&HeaderValue>) -> bool {
+    let Some(given) = authorization.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Some((scheme, value)) = given.split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(value.trim().as_bytes(), expected.as_bytes())
 }
 
 async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
