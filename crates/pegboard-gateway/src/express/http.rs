@@ -60,16 +60,25 @@ pub(crate) struct HttpLane {
     token: Option<String>,
 }
 
+/// What the HTTP front lets through, as the lane must check it too (see the module docs).
+pub(crate) struct FrontRules {
+    /// The Host values rmcp allows (as given to it).
+    pub hosts: Vec<String>,
+    /// The bearer token, if one is required.
+    pub token: Option<String>,
+    /// rmcp's idle limit for a session.
+    pub idle: Duration,
+    /// rmcp's limit on a request body.
+    pub max_body: usize,
+}
+
 impl HttpLane {
     pub(crate) fn new(
         enabled: bool,
         board: PegBoard,
         sessions: Arc<Sessions>,
         startup: Startup,
-        hosts: Vec<String>,
-        idle: Duration,
-        max_body: usize,
-        token: Option<String>,
+        rules: FrontRules,
     ) -> Arc<Self> {
         Arc::new(Self {
             enabled,
@@ -77,12 +86,12 @@ impl HttpLane {
             sessions,
             startup,
             tools: ToolsList::default(),
-            hosts: hosts.iter().map(|h| AllowedHost::new(h)).collect(),
-            idle,
-            max_body,
+            hosts: rules.hosts.iter().map(|h| AllowedHost::new(h)).collect(),
+            idle: rules.idle,
+            max_body: rules.max_body,
             calls: Mutex::new(HashMap::default()),
             last_host: Mutex::new(None),
-            token,
+            token: rules.token,
         })
     }
 

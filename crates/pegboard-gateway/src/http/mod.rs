@@ -84,10 +84,12 @@ pub fn router(
         server.board().clone(),
         Arc::clone(server.relay().express_sessions()),
         server.startup().clone(),
-        config.allowed_hosts.clone(),
-        options.sessions.idle,
-        config.max_request_body_bytes,
-        options.token.clone(),
+        crate::express::http::FrontRules {
+            hosts: config.allowed_hosts.clone(),
+            token: options.token.clone(),
+            idle: options.sessions.idle,
+            max_body: config.max_request_body_bytes,
+        },
     );
     let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
