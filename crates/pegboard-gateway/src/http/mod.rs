@@ -1,7 +1,10 @@
 //! The streamable HTTP gateway: rmcp's `StreamableHttpService` at `/mcp`, behind our guards.
 //!
 //! Guards, in order: Origin (403 when present and not allowed: browsers' cross-site requests), then the
-//! bearer token (401). rmcp's own Host check (DNS rebinding) stays on inside the service.
+//! bearer token (401), then the session cap (503). rmcp's own Host check (DNS rebinding) stays on
+//! inside the service. In front of them all, the express lane answers plain calls of open sessions
+//! and checks for itself what they would (no Origin, the token, an allowed Host; see
+//! `crate::express::http`); anything else it passes on unchanged.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
