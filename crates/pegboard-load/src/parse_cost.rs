@@ -45,35 +45,27 @@ struct Skimmed {
 }
 
 /// Median ns per call of `f`, over 7 batches.
-fn time(mut f: impl FnMut()) -> f64 {
-    const PER_BATCH: u32 = 20_000;
-    for _ in 0..PER_BATCH / 4 {
+fn time(f: impl FnMut()) -> f64 {
+    median_ns(20_000, 5_000, f)
+}
+
+/// Median ns per call of `f`, over 7 batches of 50 (for work of hundreds of µs).
+fn time_few(f: impl FnMut()) -> f64 {
+    median_ns(50, 1, f)
+}
+
+/// Median ns per call of `f` over 7 batches of `per_batch` calls, after `warmup` calls.
+fn median_ns(per_batch: u32, warmup: u32, mut f: impl FnMut()) -> f64 {
+    for _ in 0..warmup {
         f();
     }
     let mut batches: Vec<f64> = (0..7)
         .map(|_| {
             let start = Instant::now();
-            for _ in 0..PER_BATCH {
+            for _ in 0..per_batch {
                 f();
             }
-            start.elapsed().as_secs_f64() * 1e9 / f64::from(PER_BATCH)
-        })
-        .collect();
-    batches.sort_by(f64::total_cmp);
-    batches[batches.len() / 2]
-}
-
-/// Median ns per call of `f`, over 7 batches of 50 (for work of hundreds of µs).
-fn time_few(mut f: impl FnMut()) -> f64 {
-    const PER_BATCH: u32 = 50;
-    f();
-    let mut batches: Vec<f64> = (0..7)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..PER_BATCH {
-                f();
-            }
-            start.elapsed().as_secs_f64() * 1e9 / f64::from(PER_BATCH)
+            start.elapsed().as_secs_f64() * 1e9 / f64::from(per_batch)
         })
         .collect();
     batches.sort_by(f64::total_cmp);
