@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::watch;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -57,13 +56,7 @@ impl Gateway {
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()?;
-        let mut lines = tokio::io::BufReader::new(child.stderr.take().context("stderr")?).lines();
-        let (seen, stderr) = watch::channel(Vec::new());
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                seen.send_modify(|all| all.push(line));
-            }
-        });
+        let stderr = common::collect_lines(child.stderr.take().context("stderr")?);
         let mut watching = stderr.clone();
         let found = tokio::time::timeout(
             WAIT,

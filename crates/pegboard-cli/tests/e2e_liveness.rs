@@ -8,48 +8,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::NotificationContext;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// Counts the gateway's `notifications/tools/list_changed`, so a test waits on them.
-#[derive(Clone)]
-struct Listener(watch::Sender<u64>);
+use common::changes::{Client, after_changes};
 
-impl ClientHandler for Listener {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.0.send_modify(|n| *n += 1);
-    }
-}
+/// How long a server may take to come back or a change to arrive.
+const CHANGES: Duration = Duration::from_secs(20);
 
-type Client = rmcp::service::RunningService<RoleClient, Listener>;
-
-/// Serve a client that counts `list_changed`; the count to wait on.
+/// Connect a client that counts `list_changed`; the count to wait on.
 async fn connect(transport: TokioChildProcess) -> Result<(Client, watch::Receiver<u64>)> {
-    let (tx, changes) = watch::channel(0);
-    let client =
-        tokio::time::timeout(Duration::from_secs(30), Listener(tx).serve(transport)).await??;
-    Ok((client, changes))
-}
-
-/// Wait until `ready` answers `Some`, trying it again at each `list_changed` (20 s at most).
-async fn after_changes<T>(
-    changes: &mut watch::Receiver<u64>,
-    what: &str,
-    mut ready: impl AsyncFnMut() -> Option<T>,
-) -> Result<T> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        changes.mark_unchanged();
-        if let Some(found) = ready().await {
-            return Ok(found);
-        }
-        tokio::time::timeout_at(deadline, changes.changed())
-            .await
-            .with_context(|| format!("{what}: no list_changed brought it"))??;
-    }
+    common::changes::connect(transport, Duration::from_secs(30)).await
 }
 
 /// `t-pid`'s answer once it comes from another process than `before` (a restart).
@@ -60,6 +30,7 @@ async fn restarted(
 ) -> Result<String> {
     after_changes(
         changes,
+        CHANGES,
         "t-pid never answered from a new process",
         async || match call_text(client, "t-pid", json!({})).await {
             Ok((false, pid)) if pid != before => Some(pid),
@@ -123,10 +94,15 @@ async fn a_servers_list_changed_reaches_the_board() -> Result<()> {
     let (client, mut changes, _dir) = start().await?;
     let (failed, text) = call_text(&client, "t-add_tool", json!({"name": "fresh"})).await?;
     assert!(!failed, "{text}");
-    after_changes(&mut changes, "t-fresh never appeared", async || {
-        let tools = client.list_all_tools().await.ok()?;
-        tools.iter().any(|t| t.name == "t-fresh").then_some(())
-    })
+    after_changes(
+        &mut changes,
+        CHANGES,
+        "t-fresh never appeared",
+        async || {
+            let tools = client.list_all_tools().await.ok()?;
+            tools.iter().any(|t| t.name == "t-fresh").then_some(())
+        },
+    )
     .await?;
     let (failed, _) = call_text(&client, "t-fresh", json!({}))
         .await
@@ -171,12 +147,18 @@ async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_with
         }})
         .to_string(),
     )?;
+    // The test server logs when a sleep begins, and the gateway passes its servers' stderr on
+    // to its own: the call is known to be in flight before its server is killed.
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard")).configure(|c| {
-        c.arg("serve").arg("--config").arg(&config);
+        c.arg("serve").arg("--config").arg(&config).env(
+            "RUST_LOG",
+            "warn,pegboard::server_stderr=debug,demo_servers=info",
+        );
     });
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
         .spawn()?;
+    let mut stderr = common::collect_lines(stderr.context("the gateway's stderr")?);
     let gateway_pid = transport.id().context("gateway pid")?;
     let (client, mut changes) = connect(transport).await?;
 
@@ -192,7 +174,7 @@ async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_with
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    common::wait_for_line(&mut stderr, "sleep started").await?;
     let killed_at = Instant::now();
     let status = std::process::Command::new("kill")
         .args(["-9", pid_before.trim()])
@@ -237,15 +219,16 @@ async fn a_killed_server_fails_fast_others_keep_answering_and_it_comes_back_with
 #[test]
 fn the_zombie_check_sees_a_real_zombie() -> Result<()> {
     // A child that exits and is not waited for stays a zombie: the check must see it.
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
     let mut child = std::process::Command::new("true").spawn()?;
     let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !zombie_children(std::process::id()).contains(&pid) {
-        if Instant::now() > deadline {
-            bail!("zombie {pid} not seen");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // Wait for its exit without reaping it (WNOWAIT): from then on it is a zombie.
+    let id = Id::Pid(nix::unistd::Pid::from_raw(i32::try_from(pid)?));
+    waitid(id, WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)?;
+    assert!(
+        zombie_children(std::process::id()).contains(&pid),
+        "zombie {pid} not seen"
+    );
     child.wait()?;
     assert!(!zombie_children(std::process::id()).contains(&pid));
     Ok(())

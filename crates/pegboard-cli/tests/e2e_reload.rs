@@ -7,35 +7,25 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use common::changes::{Client, after_changes};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// How long anything here may take (servers start in well under a second; CI machines are slow).
 const WAIT: Duration = Duration::from_secs(20);
 
-/// Forwards each `notifications/tools/list_changed` into a channel.
-#[derive(Clone)]
-struct Listener(mpsc::UnboundedSender<()>);
-
-impl ClientHandler for Listener {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.0.send(());
-    }
-}
-
 /// A running `pegboard serve --config F` over stdio, with its stderr collected.
 struct Gateway {
     /// `None` once stopped.
-    client: Option<RunningService<RoleClient, Listener>>,
-    changes: mpsc::UnboundedReceiver<()>,
+    client: Option<Client>,
+    /// The count of `tools/list_changed` the client got.
+    changes: watch::Receiver<u64>,
     stderr: Arc<Mutex<String>>,
     /// Bumped whenever stderr grows, so a wait for a log line waits on that, not on a timer.
     stderr_grew: watch::Receiver<()>,
@@ -77,10 +67,7 @@ impl Gateway {
                 }
             });
         }
-        let (tx, changes) = mpsc::unbounded_channel();
-        let client = tokio::time::timeout(WAIT, Listener(tx).serve(transport))
-            .await
-            .context("handshake timed out")??;
+        let (client, changes) = common::changes::connect(transport, WAIT).await?;
         Ok(Self {
             client: Some(client),
             changes,
@@ -132,7 +119,7 @@ impl Gateway {
         }
     }
 
-    fn client(&self) -> Result<&RunningService<RoleClient, Listener>> {
+    fn client(&self) -> Result<&Client> {
         self.client.as_ref().context("the gateway was stopped")
     }
 
@@ -143,19 +130,20 @@ impl Gateway {
         Ok(listing.iter().map(|t| t.name.to_string()).collect())
     }
 
-    /// Wait until the tool list satisfies `ok`; returns it.
+    /// Wait until the tool list satisfies `ok`, listing again at each `list_changed`; returns it.
     async fn wait_for_tools(&self, ok: impl Fn(&[String]) -> bool) -> Result<Vec<String>> {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let names = self.tool_names().await?;
+        let mut changes = self.changes.clone();
+        let mut last = Vec::new();
+        let found = after_changes(&mut changes, WAIT, "the expected tool list", async || {
+            let names = self.tool_names().await.ok()?;
             if ok(&names) {
-                return Ok(names);
+                return Some(names);
             }
-            if Instant::now() > deadline {
-                bail!("the tool list never got as expected: {names:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            last = names;
+            None
+        })
+        .await;
+        found.with_context(|| format!("the tool list was last {last:?}"))
     }
 
     async fn call_text(&self, name: &str, args: Value) -> Result<(bool, String)> {
@@ -229,7 +217,7 @@ async fn sighup_adds_removes_restarts_changed_and_keeps_unchanged() -> Result<()
     assert!(names.iter().any(|n| n == "c-echo"), "{names:?}");
     let t_pid = gw.pid_of("t-pid").await?;
     let c_pid = gw.pid_of("c-pid").await?;
-    while gw.changes.try_recv().is_ok() {}
+    gw.changes.mark_unchanged();
 
     // t unchanged, c changed (a deny list), notes removed, docs added.
     let mut c = common::demo_server("test", &[]);
@@ -241,7 +229,7 @@ async fn sighup_adds_removes_restarts_changed_and_keeps_unchanged() -> Result<()
     }});
     gw.reload_with(&serde_json::to_string_pretty(&next)?)?;
 
-    tokio::time::timeout(WAIT, gw.changes.recv())
+    tokio::time::timeout(WAIT, gw.changes.changed())
         .await
         .context("no tools/list_changed after the reload")?
         .context("the session closed")?;
@@ -290,7 +278,7 @@ async fn a_broken_config_on_sighup_changes_nothing() -> Result<()> {
         Gateway::start(&json!({"mcpServers": {"t": common::demo_server("test", &[])}})).await?;
     let before = gw.tool_names().await?;
     let t_pid = gw.pid_of("t-pid").await?;
-    while gw.changes.try_recv().is_ok() {}
+    gw.changes.mark_unchanged();
 
     // A trailing comma on line 2: the loader names file:line:col.
     gw.reload_with("{\"mcpServers\": {\n  \"t\": {\"command\": \"x\",}\n}}")?;
@@ -310,7 +298,7 @@ async fn a_broken_config_on_sighup_changes_nothing() -> Result<()> {
         .await?;
     assert!(!failed && text.contains("still here"), "{text}");
     assert!(
-        gw.changes.try_recv().is_err(),
+        !gw.changes.has_changed().unwrap_or(false),
         "nothing changed, so no list_changed"
     );
 
@@ -332,22 +320,19 @@ async fn with_no_restart_a_reload_starts_a_dead_server_again() -> Result<()> {
     let gw = Gateway::start_with(&config, &["--no-restart"]).await?;
     let t_pid = gw.pid_of("t-pid").await?;
     // The crash call itself fails one way or another; what matters is that nothing restarts it.
+    // The crash call ends when the process has exited (its answer never comes). With no
+    // supervisor (a restart would wait a 1 s backoff anyway), the server is down from then on.
     let _ = gw.call_text("t-crash", json!({})).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(gw.pid_of("t-pid").await.is_err(), "t must stay down");
 
     gw.reload_with(&serde_json::to_string_pretty(&config)?)?;
     gw.wait_for_log("reload: +t (retry), 0 unchanged").await?;
-    let deadline = Instant::now() + WAIT;
-    let new_pid = loop {
-        if let Ok(pid) = gw.pid_of("t-pid").await {
-            break pid;
-        }
-        if Instant::now() > deadline {
-            bail!("t never came back:\n{}", gw.stderr());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    // Started again, t rejoins the board, and clients are told.
+    let new_pid = after_changes(&mut gw.changes.clone(), WAIT, "t came back", async || {
+        gw.pid_of("t-pid").await.ok()
+    })
+    .await
+    .with_context(|| gw.stderr())?;
     assert_ne!(new_pid, t_pid);
     gw.stop().await
 }

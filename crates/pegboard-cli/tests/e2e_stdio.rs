@@ -148,17 +148,24 @@ async fn serve_stdio_keeps_stdout_clean_and_exits_on_eof() -> Result<()> {
     );
 
     let pid = std::fs::read_to_string(&pid_file)?.trim().to_string();
-    let proc_dir = std::path::Path::new("/proc").join(&pid);
-    let mut gone = false;
-    for _ in 0..50 {
-        // Gone, or a zombie waiting for init to reap it: either way no longer running.
-        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
-        if state.is_empty() || state.contains(") Z ") {
-            gone = true;
-            break;
+    let raw = rustix::process::Pid::from_raw(pid.parse()?).context("pid 0")?;
+    // A pidfd is readable once its process has exited (gone, or a zombie waiting for init to
+    // reap it: either way no longer running); a pid already gone cannot be opened.
+    match rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()) {
+        Err(rustix::io::Errno::SRCH) => {}
+        Err(e) => return Err(e.into()),
+        Ok(fd) => {
+            use rustix::event::{PollFd, PollFlags, Timespec, poll};
+            let within = Timespec {
+                tv_sec: 5,
+                tv_nsec: 0,
+            };
+            let ready = tokio::task::spawn_blocking(move || {
+                poll(&mut [PollFd::new(&fd, PollFlags::IN)], Some(&within))
+            })
+            .await??;
+            assert!(ready > 0, "the notes server (pid {pid}) outlived pegboard");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(gone, "the notes server (pid {pid}) outlived pegboard");
     Ok(())
 }

@@ -105,6 +105,8 @@ impl ServerHandler for TestServer {
             Kind::Echo => Ok(text(parse::<EchoArgs>(&args)?.text)),
             Kind::Sleep => {
                 let ms = parse::<SleepArgs>(&args)?.ms;
+                // Tests of a process wait for this line to know a call is in flight.
+                tracing::info!(ms, "sleep started");
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
                     _ = context.ct.cancelled() => {

@@ -1,6 +1,8 @@
 //! Shared helpers for the end-to-end tests (spawn the built `pegboard` binary).
 #![allow(dead_code)]
 
+pub mod changes;
+
 use std::path::{Path, PathBuf};
 
 /// `$PEGBOARD_TEST_DEPS`, else `<workspace>/target/test-deps` (filled by `scripts/setup-test-deps.sh`).
@@ -133,6 +135,21 @@ pub fn numbers_as_f64(value: &serde_json::Value) -> serde_json::Value {
             .collect(),
         other => other.clone(),
     }
+}
+
+/// Collect `reader`'s lines (a process's stderr) as they come, for [`wait_for_line`].
+pub fn collect_lines(
+    reader: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> tokio::sync::watch::Receiver<Vec<String>> {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(reader).lines();
+    let (seen, collected) = tokio::sync::watch::channel(Vec::new());
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            seen.send_modify(|all| all.push(line));
+        }
+    });
+    collected
 }
 
 /// Wait (30 s at most) until a line containing `needle` is among `lines` (a process's stderr,

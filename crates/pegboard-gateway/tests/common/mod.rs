@@ -172,18 +172,6 @@ pub async fn connect_killable<S: ServerHandler>(server: S) -> Killable {
     }
 }
 
-/// Wait (up to 3 s) until `check` holds.
-pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for: {what}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-}
-
 /// The client end of an in-process upstream (`client_io`), connected as `pegboard serve` connects
 /// servers: an [`UpstreamClient`](pegboard_gateway::upstream::UpstreamClient) over a
 /// [`ProgressTap`](pegboard_gateway::upstream::ProgressTap), with its
