@@ -23,7 +23,8 @@ enum Way {
 
 struct Gateway {
     _dir: tempfile::TempDir,
-    _child: tokio::process::Child,
+    /// What serves: the `pegboard serve` child, or the library's router in this process.
+    _serving: Box<dyn std::any::Any + Send>,
     url: String,
     http: reqwest::Client,
     session: String,
@@ -67,9 +68,50 @@ impl Gateway {
         .iter()
         .find_map(|l| common::serving_url(l));
         let url = found.context("a URL")?;
+        Self::handshake(dir, Box::new(child), url, token, stderr).await
+    }
+
+    /// The library's router (`pegboard_gateway::Gateway::router`, the lane as its outermost
+    /// layer), mounted as another app would and served in this process.
+    async fn embedded(servers: Value) -> Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("pegboard.json");
+        std::fs::write(&path, json!({ "mcpServers": servers }).to_string())?;
+        let gateway = pegboard_gateway::Gateway::from_path(Some(&path), WAIT).await?;
+        let stop = tokio_util::sync::CancellationToken::new();
+        let app = axum::Router::new().merge(gateway.router(
+            &pegboard_gateway::HttpOptions::default(),
+            stop.child_token(),
+        )?);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}/mcp", listener.local_addr()?);
+        tokio::spawn(pegboard_gateway::http_serve::serve(
+            listener,
+            app,
+            pegboard_gateway::http_serve::Timeouts::default(),
+            stop.clone(),
+        ));
+        let (_, stderr) = watch::channel(Vec::new());
+        Self::handshake(
+            dir,
+            Box::new((gateway, stop.drop_guard())),
+            url,
+            None,
+            stderr,
+        )
+        .await
+    }
+
+    async fn handshake(
+        dir: tempfile::TempDir,
+        serving: Box<dyn std::any::Any + Send>,
+        url: String,
+        token: Option<&str>,
+        stderr: watch::Receiver<Vec<String>>,
+    ) -> Result<Self> {
         let mut gateway = Self {
             _dir: dir,
-            _child: child,
+            _serving: serving,
             url,
             http: {
                 // reqwest is built without a crypto provider in this workspace (rustls with ring).
@@ -380,5 +422,20 @@ async fn the_lane_answers_only_authorized_requests_at_the_mcp_path() -> Result<(
     )
     .await??;
     assert_eq!(response.status(), reqwest::StatusCode::NOT_FOUND);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_router_for_other_apps_has_the_lane_too() -> Result<()> {
+    let gw = Gateway::embedded(json!({"units": common::demo_server("units", &[])})).await?;
+    let params =
+        json!({"name": "units-convert", "arguments": {"value": 2, "from": "km", "to": "m"}});
+    // The first call of a tool goes rmcp's way (it learns whether the tool needs a task).
+    let (way, first) = gw.request(json!(1), "tools/call", params.clone()).await?;
+    assert_eq!(way, Way::Rmcp, "{first}");
+    let (way, second) = gw.request(json!(2), "tools/call", params).await?;
+    assert_eq!(way, Way::Lane, "{second}");
+    assert_eq!(second["id"], 2);
+    assert_eq!(first["result"], second["result"]);
     Ok(())
 }

@@ -145,7 +145,8 @@ impl Gateway {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .map_err(|source| GatewayError::Bind { addr, source })?;
-        let app = self.router(options, ct.child_token())?;
+        let app = http::front(self.handler(), options, ct.child_token())
+            .map_err(|e| GatewayError::HttpOption(format!("{e:#}")))?;
         crate::http_serve::serve(listener, app, crate::http_serve::Timeouts::default(), ct)
             .await
             .map_err(|e| GatewayError::Serve(format!("the HTTP server failed: {e}")))

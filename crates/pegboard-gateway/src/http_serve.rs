@@ -6,7 +6,9 @@
 //! is closed when the headers have not all arrived in time) and a request body timeout (the
 //! request fails when its body goes quiet for too long). Every accepted socket gets
 //! `TCP_NODELAY`: without it each small response on a keep-alive connection waits ~40 ms for
-//! Nagle's algorithm.
+//! Nagle's algorithm. A [`Front`] with an express lane has it answer each request it can take
+//! before the router is entered (axum's routing and middleware were a fifth of an HTTP call's
+//! instructions).
 //!
 //! ```no_run
 //! # async fn demo(app: axum::Router) -> std::io::Result<()> {
@@ -16,16 +18,25 @@
 //! # }
 //! ```
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, Response};
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower::Layer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
+use tower::{Layer, ServiceExt};
+use tower_http::timeout::{RequestBodyTimeout, RequestBodyTimeoutLayer};
+
+use crate::express::http::{HttpLane, Outcome};
+use crate::http::Front;
 
 /// Pause after a failed `accept` (out of file descriptors, say), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -49,18 +60,24 @@ impl Default for Timeouts {
     }
 }
 
-/// Serve `app` on `listener` until `shutdown` is cancelled; then stop accepting and wait for the
-/// open connections to finish their current request.
+/// Serve `app` (a [`Router`], or the gateway's [`Front`]) on `listener` until `shutdown` is
+/// cancelled; then stop accepting and wait for the open connections to finish their current
+/// request.
 ///
 /// # Errors
 /// None today (a failed `accept` is logged and retried); the `Result` leaves room for one.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: impl Into<Front>,
     timeouts: Timeouts,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let service = TowerToHyperService::new(RequestBodyTimeoutLayer::new(timeouts.body).layer(app));
+    let Front { router, lane } = app.into();
+    let service = Dispatch {
+        lane,
+        router: RequestBodyTimeoutLayer::new(timeouts.body).layer(router),
+        body_timeout: timeouts.body,
+    };
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(timeouts.header);
@@ -89,4 +106,35 @@ pub async fn serve(
     }
     graceful.shutdown().await;
     Ok(())
+}
+
+/// Each request to the express lane first, then (when it does not take it) to the router.
+#[derive(Clone)]
+struct Dispatch {
+    lane: Option<Arc<HttpLane>>,
+    router: RequestBodyTimeout<Router>,
+    body_timeout: Duration,
+}
+
+type Answer = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+impl hyper::service::Service<Request<Incoming>> for Dispatch {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        let router = self.router.clone();
+        let Some(lane) = self.lane.clone() else {
+            return Box::pin(router.oneshot(request));
+        };
+        let body_timeout = self.body_timeout;
+        Box::pin(async move {
+            match lane.take(request, Some(body_timeout)).await {
+                Outcome::Answered(response) => Ok(response),
+                Outcome::Untouched(request) => router.oneshot(request).await,
+                Outcome::Read(request) => router.oneshot(request).await,
+            }
+        })
+    }
 }

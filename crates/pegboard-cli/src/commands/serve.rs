@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::{empty_board, load_config, none_started, shutdown_signal};
 use crate::cli::ServeArgs;
 use crate::connect::{Progress, Started};
-use crate::http::{HttpOptions, MCP_PATH, SessionLimits, router};
+use crate::http::{HttpOptions, MCP_PATH, SessionLimits, front};
 use crate::reload::{self, Fleet, Hangup};
 
 /// How long open HTTP connections get to finish after a shutdown signal.
@@ -214,7 +214,7 @@ async fn serve_http(
     progress: Progress,
 ) -> Result<()> {
     let ct = CancellationToken::new();
-    let app = router(server, options, ct.child_token())?;
+    let app = front(server, options, ct.child_token())?;
     let local = listener.local_addr().context("no local address")?;
     if local.ip().is_unspecified() && options.allow_hosts.is_empty() {
         tracing::warn!(

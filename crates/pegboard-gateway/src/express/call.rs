@@ -1,6 +1,8 @@
 //! One `tools/call` on the express lane, from the client's request to the answer line.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use memchr::memmem::Finder;
 
 use super::lane::{self, Lane, Waiting};
 use super::request::{self, Call, Reply};
@@ -132,7 +134,7 @@ impl Job {
         self.target.namespace.as_deref().map(str::to_string)
     }
 
-    async fn exchange(&self, waiting: Waiting) -> Result<Vec<u8>, PegBoardError> {
+    async fn exchange(&self, waiting: Waiting) -> Result<Reply, PegBoardError> {
         let closed = || PegBoardError::ServiceClosed {
             namespace: self.namespace(),
         };
@@ -151,9 +153,9 @@ impl Job {
         }
     }
 
-    /// The answer line (`None`: the server's output ended first), with the call's progress
-    /// passed to the client on the way, all in the server's order.
-    async fn answer(&self, waiting: Waiting) -> Option<Vec<u8>> {
+    /// The answer (`None`: the server's output ended first), with the call's progress passed to
+    /// the client on the way, all in the server's order.
+    async fn answer(&self, waiting: Waiting) -> Option<Reply> {
         let Waiting {
             mut answer,
             mut progress,
@@ -197,10 +199,8 @@ impl Job {
 
     /// The server's answer for the client: verbatim with the client's id, unless resource URIs
     /// in it must be namespaced (then as rmcp's way builds it).
-    fn for_client(&self, line: &[u8]) -> Vec<u8> {
-        let Some(reply) = Reply::parse(line) else {
-            return self.unexpected();
-        };
+    fn for_client(&self, reply: &Reply) -> Vec<u8> {
+        let line = reply.line();
         match (reply.result, reply.error) {
             (true, _) if self.target.namespace.is_some() && may_carry_uris(line) => {
                 match serde_json::from_slice::<ResultOnly>(line) {
@@ -259,6 +259,7 @@ struct ResultOnly {
 /// Whether an answer may hold a resource link, an embedded resource or `_meta.ui` (a cheap byte
 /// search; most have none and pass verbatim).
 fn may_carry_uris(line: &[u8]) -> bool {
-    memchr::memmem::find(line, b"resource").is_some()
-        || memchr::memmem::find(line, b"\"ui\"").is_some()
+    static RESOURCE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"resource"));
+    static UI: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"ui\""));
+    RESOURCE.find(line).is_some() || UI.find(line).is_some()
 }

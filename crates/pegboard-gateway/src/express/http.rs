@@ -1,8 +1,11 @@
-//! The express lane over streamable HTTP: the outermost middleware of the HTTP front.
+//! The express lane over streamable HTTP: in front of the HTTP front's router.
 //!
-//! It runs before the front's other guards (so a call it answers costs none of their layers) and
-//! so checks for itself what they would: the path is `/mcp` (or below), the bearer token when one
-//! is set; a request that fails either goes on to them unchanged (and gets their 404 or 401).
+//! `pegboard serve` ([`crate::http_serve`]) hands it each request before the router is entered;
+//! the router of [`crate::http::router`], for mounting in another app, has it as its outermost
+//! middleware. Either way it runs before the front's other guards (so a call it answers costs
+//! none of their layers) and so checks for itself what they would: the path is `/mcp` (or
+//! below), the bearer token when one is set; a request that fails either goes on to them
+//! unchanged (and gets their 404 or 401).
 //!
 //! A `POST` of an open session (see [`super::sessions`]) carrying a `tools/call` the lane can take
 //! (see [`super::call::prepare`]) or a plain `tools/list` is answered here with one JSON body
@@ -54,8 +57,8 @@ pub(crate) struct HttpLane {
     max_body: usize,
     /// Calls on the lane by session and the client's raw id: how to cancel each.
     calls: Mutex<Calls>,
-    /// The last Host value found allowed: clients send the same one on every request.
-    last_host: Mutex<Option<HeaderValue>>,
+    /// The last Host, Content-Type and Accept found good (see [`HttpLane::plain_headers`]).
+    seen: Mutex<Option<Seen<HeaderValue>>>,
     /// The bearer token the front requires, if any.
     token: Option<String>,
 }
@@ -90,7 +93,7 @@ impl HttpLane {
             idle: rules.idle,
             max_body: rules.max_body,
             calls: Mutex::new(HashMap::default()),
-            last_host: Mutex::new(None),
+            seen: Mutex::new(None),
             token: rules.token,
         })
     }
@@ -100,57 +103,109 @@ impl HttpLane {
     }
 
     /// Whether the headers are ones rmcp would take as they are (see the module docs). Read in
-    /// place: this runs on every request of an open session.
+    /// place: this runs on every request of an open session. A client sends the same Host,
+    /// Content-Type and Accept on every request: the last three found good are kept, and a
+    /// request that repeats them is not read again.
     fn plain_headers(&self, headers: &HeaderMap) -> bool {
-        let text = |name: &HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
-        let accepts = |wanted: &str| {
-            headers
-                .get_all(header::ACCEPT)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .any(|v| {
-                    v.split(';')
-                        .next()
-                        .unwrap_or("")
-                        .trim()
-                        .eq_ignore_ascii_case(wanted)
-                })
+        // rmcp serves 2026-07-28 its own way (see the module docs).
+        let legacy = headers
+            .get(PROTOCOL_VERSION)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        if !legacy || headers.contains_key(header::ORIGIN) || headers.contains_key(MCP_METHOD) {
+            return false;
+        }
+        let (Some(host), Some(content_type), Some(accept)) = (
+            headers.get(header::HOST),
+            headers.get(header::CONTENT_TYPE),
+            headers.get(header::ACCEPT),
+        ) else {
+            return false;
         };
-        let json_in = text(&header::CONTENT_TYPE).is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
-        });
-        !headers.contains_key(header::ORIGIN)
-            && !headers.contains_key(MCP_METHOD)
-            && json_in
-            && accepts("application/json")
-            && accepts("text/event-stream")
-            && text(&PROTOCOL_VERSION)
-                .is_none_or(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
-            && headers
-                .get(header::HOST)
-                .is_some_and(|host| self.host_allowed(host))
-    }
-
-    /// rmcp's Host rule ([`host_allowed`]), remembering the last value it allowed.
-    fn host_allowed(&self, host: &HeaderValue) -> bool {
-        let mut last = self
-            .last_host
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if last.as_ref() == Some(host) {
+        let seen = Seen {
+            host,
+            content_type,
+            accept,
+        };
+        if self.seen().as_ref().is_some_and(|last| last.same(&seen)) {
             return true;
         }
-        let allowed = host
-            .to_str()
-            .is_ok_and(|text| host_allowed(text, &self.hosts));
-        if allowed {
-            *last = Some(host.clone());
+        let good = json_in(content_type)
+            && accepts(headers, "application/json")
+            && accepts(headers, "text/event-stream")
+            && host
+                .to_str()
+                .is_ok_and(|text| host_allowed(text, &self.hosts));
+        // Kept only when the first Accept value alone is good (a later one may have helped).
+        if good && accepts_alone(accept) {
+            *self.seen() = Some(seen.owned());
         }
-        allowed
+        good
     }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Option<Seen<HeaderValue>>> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The headers [`HttpLane::plain_headers`] found good last (owned), or a request's (borrowed).
+struct Seen<V> {
+    host: V,
+    content_type: V,
+    accept: V,
+}
+
+impl Seen<&HeaderValue> {
+    fn owned(&self) -> Seen<HeaderValue> {
+        Seen {
+            host: self.host.clone(),
+            content_type: self.content_type.clone(),
+            accept: self.accept.clone(),
+        }
+    }
+}
+
+impl Seen<HeaderValue> {
+    fn same(&self, other: &Seen<&HeaderValue>) -> bool {
+        self.host == other.host
+            && self.content_type == other.content_type
+            && self.accept == other.accept
+    }
+}
+
+/// Whether a Content-Type is JSON.
+fn json_in(content_type: &HeaderValue) -> bool {
+    content_type.to_str().is_ok_and(|v| {
+        v.split(';')
+            .next()
+            .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+/// Whether an Accept value lists `wanted`.
+fn lists(accept: &HeaderValue, wanted: &str) -> bool {
+    accept.to_str().is_ok_and(|v| {
+        v.split(',').any(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case(wanted)
+        })
+    })
+}
+
+/// Whether any Accept header lists `wanted`.
+fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .any(|v| lists(v, wanted))
+}
+
+/// Whether one Accept value lists both JSON and SSE.
+fn accepts_alone(accept: &HeaderValue) -> bool {
+    lists(accept, "application/json") && lists(accept, "text/event-stream")
 }
 
 /// An entry of rmcp's allowed Host list: a host, and the port when the entry names one.
@@ -192,92 +247,149 @@ fn host_allowed(host: &str, allowed: &[AllowedHost]) -> bool {
             .any(|a| a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| Some(p) == port))
 }
 
-/// The middleware (see the module docs).
+/// What the lane made of a request.
+pub(crate) enum Outcome<B> {
+    /// Answered here.
+    Answered(Response),
+    /// Not the lane's, its body unread: the request as it came.
+    Untouched(Request<B>),
+    /// Not the lane's, after its body was read: the same request with the body's bytes.
+    Read(Request),
+}
+
+impl HttpLane {
+    /// Answer `request` when it is the lane's, else hand it back for the front's other layers
+    /// (see the module docs). `body_timeout` bounds the wait for a body that does not come at
+    /// once (`None` when an outer layer bounds it already).
+    pub(crate) async fn take<B>(
+        &self,
+        request: axum::http::Request<B>,
+        body_timeout: Option<Duration>,
+    ) -> Outcome<B>
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        let session: Option<Arc<str>> = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(Arc::from);
+        let Some(session) = session.filter(|_| self.enabled) else {
+            return Outcome::Untouched(request);
+        };
+        let path = request.uri().path();
+        let for_mcp = path
+            .strip_prefix(crate::http::MCP_PATH)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        let authorized = self.token.as_deref().is_none_or(|expected| {
+            crate::http::bearer_matches(expected, request.headers().get(header::AUTHORIZATION))
+        });
+        if !for_mcp || !authorized {
+            return Outcome::Untouched(request);
+        }
+        if request.method() == axum::http::Method::DELETE {
+            // The client ends the session: no call of it takes the lane from now on.
+            self.sessions.remove(&session);
+            return Outcome::Untouched(request);
+        }
+        let peer = (request.method() == axum::http::Method::POST
+            && self.plain_headers(request.headers()))
+        .then(|| self.sessions.for_lane(&session, self.idle))
+        .flatten();
+        let Some(peer) = peer else {
+            return Outcome::Untouched(request);
+        };
+        let (parts, body) = request.into_parts();
+        let bytes = match self.read_body(body, body_timeout).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return Outcome::Answered(refusal),
+        };
+        match classify(&bytes) {
+            Incoming::Call(call) => {
+                // Progress needs an event stream: a call asking for it goes rmcp's way.
+                if let Some(job) = prepare(&self.board, &peer, &call, None) {
+                    let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
+                    let cancel = CancellationToken::new();
+                    self.calls().insert(key.clone(), cancel.clone());
+                    // Removed however this ends, also when the client goes away mid-call and
+                    // this future is dropped (the job, dropped too, cancels the call upstream).
+                    let _entry = CallEntry(self, key);
+                    let answer = tokio::select! {
+                        answer = job.run() => Some(answer),
+                        () = cancel.cancelled() => None,
+                    };
+                    return Outcome::Answered(match answer {
+                        Some(line) => json(line),
+                        // Cancelled by the client, which expects no answer: end the exchange.
+                        None => StatusCode::ACCEPTED.into_response(),
+                    });
+                }
+            }
+            Incoming::ListTools(id) if self.startup.is_settled() => {
+                return Outcome::Answered(json(self.tools.answer(&self.board, id)));
+            }
+            Incoming::Cancelled(id) => {
+                let key = (Arc::clone(&session), Box::<[u8]>::from(id));
+                if let Some(cancel) = self.calls().remove(&key) {
+                    cancel.cancel();
+                    return Outcome::Answered(StatusCode::ACCEPTED.into_response());
+                }
+            }
+            Incoming::ListTools(_) | Incoming::Other => {}
+        }
+        self.sessions.through_rmcp(&session);
+        Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
+    }
+
+    /// The whole body, up to rmcp's limit; the timer starts only when the body is not all
+    /// there at once (it usually came with the headers).
+    async fn read_body<B>(&self, body: B, timeout: Option<Duration>) -> Result<Bytes, Response>
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<axum::BoxError>,
+    {
+        let collect =
+            http_body_util::BodyExt::collect(http_body_util::Limited::new(body, self.max_body));
+        let read = match timeout {
+            None => Ok(collect.await),
+            Some(after) => tokio::time::timeout(after, collect).await,
+        };
+        match read {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body is larger than the limit of {} bytes\n",
+                    self.max_body
+                ),
+            )
+                .into_response()),
+            Ok(Err(e)) => Err((
+                StatusCode::BAD_REQUEST,
+                format!("the request body could not be read whole: {e}\n"),
+            )
+                .into_response()),
+            Err(_) => Err((
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body stopped arriving before its end\n",
+            )
+                .into_response()),
+        }
+    }
+}
+
+/// The middleware (see the module docs), for the router mounted in another app; `pegboard
+/// serve` runs [`HttpLane::take`] before the router instead (`crate::http_serve`).
 pub(crate) async fn serve(
     State(lane): State<Arc<HttpLane>>,
     request: Request,
     next: Next,
 ) -> Response {
-    let session: Option<Arc<str>> = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::from);
-    let Some(session) = session.filter(|_| lane.enabled) else {
-        return next.run(request).await;
-    };
-    let path = request.uri().path();
-    let for_mcp = path
-        .strip_prefix(crate::http::MCP_PATH)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    let authorized = lane.token.as_deref().is_none_or(|expected| {
-        crate::http::bearer_matches(expected, request.headers().get(header::AUTHORIZATION))
-    });
-    if !for_mcp || !authorized {
-        return next.run(request).await;
+    match lane.take(request, None).await {
+        Outcome::Answered(response) => response,
+        Outcome::Untouched(request) | Outcome::Read(request) => next.run(request).await,
     }
-    if request.method() == axum::http::Method::DELETE {
-        // The client ends the session: no call of it takes the lane from now on.
-        lane.sessions.remove(&session);
-        return next.run(request).await;
-    }
-    let peer = (request.method() == axum::http::Method::POST
-        && lane.plain_headers(request.headers()))
-    .then(|| lane.sessions.for_lane(&session, lane.idle))
-    .flatten();
-    let Some(peer) = peer else {
-        return next.run(request).await;
-    };
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, lane.max_body).await {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "the request body could not be read whole (limit {} bytes): {e}\n",
-                    lane.max_body
-                ),
-            )
-                .into_response();
-        }
-    };
-    match classify(&bytes) {
-        Incoming::Call(call) => {
-            // Progress needs an event stream: a call asking for it goes rmcp's way.
-            if let Some(job) = prepare(&lane.board, &peer, &call, None) {
-                let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
-                let cancel = CancellationToken::new();
-                lane.calls().insert(key.clone(), cancel.clone());
-                // Removed however this ends, also when the client goes away mid-call and this
-                // future is dropped (the job, dropped too, cancels the call upstream).
-                let _entry = CallEntry(&lane, key);
-                let answer = tokio::select! {
-                    answer = job.run() => Some(answer),
-                    () = cancel.cancelled() => None,
-                };
-                return match answer {
-                    Some(line) => json(line),
-                    // Cancelled by the client, which expects no answer: end the exchange.
-                    None => StatusCode::ACCEPTED.into_response(),
-                };
-            }
-        }
-        Incoming::ListTools(id) if lane.startup.is_settled() => {
-            return json(lane.tools.answer(&lane.board, id));
-        }
-        Incoming::Cancelled(id) => {
-            let key = (Arc::clone(&session), Box::<[u8]>::from(id));
-            if let Some(cancel) = lane.calls().remove(&key) {
-                cancel.cancel();
-                return StatusCode::ACCEPTED.into_response();
-            }
-        }
-        Incoming::ListTools(_) | Incoming::Other => {}
-    }
-    lane.sessions.through_rmcp(&session);
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
 }
 
 /// A call's entry in [`HttpLane::calls`], removed when dropped.

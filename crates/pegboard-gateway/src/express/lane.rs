@@ -10,14 +10,21 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+use serde::de::IgnoredAny;
 use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, oneshot};
 
+use super::request::{Reply, range_in};
 use super::writer::LineSink;
 use crate::upstream::limit::Divert;
 
-/// The prefix of the express lane's request ids, as it appears in JSON (with the quote).
-const ID_PREFIX: &[u8] = b"\"pbx-";
+/// The prefix of the express lane's request ids, as it appears in JSON (with the quote), as a
+/// searcher built once.
+static ID_PREFIX: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"pbx-"));
 
 /// A call's upstream id as JSON-RPC knows it (`pbx-N`).
 pub(crate) fn request_id(n: u64) -> String {
@@ -31,7 +38,7 @@ const PROGRESS_BACKLOG: usize = 64;
 /// Where one call's answer and progress go.
 #[derive(Debug)]
 struct Pending {
-    answer: oneshot::Sender<Vec<u8>>,
+    answer: oneshot::Sender<Reply>,
     progress: Option<mpsc::Sender<Vec<u8>>>,
 }
 
@@ -40,8 +47,8 @@ struct Pending {
 pub(crate) struct Waiting {
     /// The call's number (its id is [`request_id`] of it).
     pub(crate) n: u64,
-    /// The answer line.
-    pub(crate) answer: oneshot::Receiver<Vec<u8>>,
+    /// The answer line, read.
+    pub(crate) answer: oneshot::Receiver<Reply>,
     /// The progress notification lines, when the call asked for progress.
     pub(crate) progress: Option<mpsc::Receiver<Vec<u8>>>,
 }
@@ -49,7 +56,13 @@ pub(crate) struct Waiting {
 /// What a line from the server is to the lane.
 #[derive(Debug, PartialEq, Eq)]
 enum Taken {
-    Answer(u64),
+    /// The answer to call `n`, its id (with the quotes) at `id`.
+    Answer {
+        n: u64,
+        id: Range<usize>,
+        result: bool,
+        error: bool,
+    },
     Progress(u64),
 }
 
@@ -136,11 +149,21 @@ impl Lane {
     /// Whether `line` is an answer to a call on the lane or progress of one, and of which.
     fn taken(line: &[u8]) -> Option<Taken> {
         // Most lines are rmcp's: one fast search tells them apart.
-        memchr::memmem::find(line, ID_PREFIX)?;
+        ID_PREFIX.find(line)?;
         let message: Shape<'_> = serde_json::from_slice(line).ok()?;
         let number = |id: &str| id.strip_prefix("pbx-")?.parse().ok();
         match message.method {
-            None => number(message.id?).map(Taken::Answer),
+            None => {
+                let id = message.id?;
+                let inner = range_in(line, id);
+                Some(Taken::Answer {
+                    n: number(id)?,
+                    // With its quotes (the lane's ids have no escapes).
+                    id: inner.start.saturating_sub(1)..inner.end + 1,
+                    result: message.result.is_some(),
+                    error: message.error.is_some(),
+                })
+            }
             Some("notifications/progress") => {
                 number(message.params?.progress_token?).map(Taken::Progress)
             }
@@ -160,6 +183,11 @@ struct Shape<'a> {
     method: Option<&'a str>,
     #[serde(borrow, default)]
     params: Option<ProgressShape<'a>>,
+    // Skipped, not captured: an answer passes on as it is.
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
 }
 
 #[derive(serde::Deserialize)]
@@ -174,9 +202,16 @@ impl Divert for Lane {
         // What is for a call given up is dropped here too: rmcp knows nothing of `pbx-` ids.
         match Self::taken(line) {
             None => return false,
-            Some(Taken::Answer(n)) => {
+            Some(Taken::Answer {
+                n,
+                id,
+                result,
+                error,
+            }) => {
                 if let Some(call) = self.pending().remove(&n) {
-                    let _ = call.answer.send(line.to_vec());
+                    let _ = call
+                        .answer
+                        .send(Reply::new(line.to_vec(), id, result, error));
                 }
             }
             Some(Taken::Progress(n)) => {
@@ -205,11 +240,30 @@ mod tests {
         let taken = |line: &str| Lane::taken(line.as_bytes());
         assert_eq!(
             taken(r#"{"jsonrpc":"2.0","id":"pbx-7","result":{}}"#),
-            Some(Taken::Answer(7))
+            Some(Taken::Answer {
+                n: 7,
+                id: 22..29,
+                result: true,
+                error: false
+            })
         );
         assert_eq!(
             taken(r#"{"result":{"content":[]},"jsonrpc":"2.0","id":"pbx-12"}"#),
-            Some(Taken::Answer(12))
+            Some(Taken::Answer {
+                n: 12,
+                id: 46..54,
+                result: true,
+                error: false
+            })
+        );
+        assert_eq!(
+            taken(r#"{"jsonrpc":"2.0","id":"pbx-2","error":{"code":1,"message":"m"}}"#),
+            Some(Taken::Answer {
+                n: 2,
+                id: 22..29,
+                result: false,
+                error: true
+            })
         );
         assert_eq!(
             taken(

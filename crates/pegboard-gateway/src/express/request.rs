@@ -67,7 +67,7 @@ struct Params<'a> {
 }
 
 /// Where `part` (a slice of `line`) is in `line`.
-fn range_in(line: &[u8], part: &str) -> Range<usize> {
+pub(super) fn range_in(line: &[u8], part: &str) -> Range<usize> {
     let start = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
     start..start + part.len()
 }
@@ -186,9 +186,12 @@ pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8
     Some(splice(line, &[(at, token)]))
 }
 
-/// An upstream's answer line, by its parts.
-pub(crate) struct Reply<'a> {
-    line: &'a [u8],
+/// An upstream's answer line, by its parts (read where the lane takes it out of the server's
+/// output, [`super::lane`]).
+#[derive(Debug)]
+pub(crate) struct Reply {
+    line: Vec<u8>,
+    /// Where the id is, with its quotes.
     id: Range<usize>,
     /// Whether it has a `result`.
     pub(crate) result: bool,
@@ -196,27 +199,20 @@ pub(crate) struct Reply<'a> {
     pub(crate) error: bool,
 }
 
-/// (`result` and `error` are skipped, not captured: most answers pass on as they are.)
-#[derive(Deserialize)]
-struct ReplyShape<'a> {
-    #[serde(borrow)]
-    id: &'a RawValue,
-    #[serde(default)]
-    result: Option<IgnoredAny>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-}
-
-impl<'a> Reply<'a> {
-    /// Read an answer line (the lane took it by its id, so it is JSON with one).
-    pub(crate) fn parse(line: &'a [u8]) -> Option<Self> {
-        let shape: ReplyShape<'a> = serde_json::from_slice(line).ok()?;
-        Some(Self {
+impl Reply {
+    /// An answer `line` whose id (with its quotes) is at `id`.
+    pub(crate) fn new(line: Vec<u8>, id: Range<usize>, result: bool, error: bool) -> Self {
+        Self {
             line,
-            id: range_in(line, shape.id.get()),
-            result: shape.result.is_some(),
-            error: shape.error.is_some(),
-        })
+            id,
+            result,
+            error,
+        }
+    }
+
+    /// The line as the server wrote it.
+    pub(crate) fn line(&self) -> &[u8] {
+        &self.line
     }
 
     /// The answer for the client: its own id `ds_id` (raw JSON) in place of the lane's.
@@ -313,8 +309,9 @@ mod tests {
     #[test]
     fn an_answer_gets_the_client_id_back() {
         let line = br#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"pbx-9"}"#;
-        let reply = Reply::parse(line).expect("an answer");
-        assert!(reply.result && !reply.error);
+        let at = line.len() - 8..line.len() - 1;
+        assert_eq!(&line[at.clone()], br#""pbx-9""#);
+        let reply = Reply::new(line.to_vec(), at, true, false);
         assert_eq!(
             String::from_utf8(reply.with_id(b"\"abc\"")).expect("utf-8"),
             r#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"abc"}"#

@@ -4,7 +4,9 @@
 //! bearer token (401), then the session cap (503). rmcp's own Host check (DNS rebinding) stays on
 //! inside the service. In front of them all, the express lane answers plain calls of open sessions
 //! and checks for itself what they would (no Origin, the token, an allowed Host; see
-//! `crate::express::http`); anything else it passes on unchanged.
+//! `crate::express::http`); anything else it passes on unchanged. [`router`] puts the lane in as
+//! the router's outermost layer, for mounting in another app; [`front`] keeps it apart, and
+//! [`crate::http_serve::serve`] runs it on each request before the router is entered at all.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -47,12 +49,59 @@ pub struct HttpOptions {
     pub replica_id: Option<ReplicaId>,
 }
 
-/// The router: `/mcp` served by `server`, guarded. `ct` stops every session when cancelled.
+/// The router: `/mcp` served by `server`, guarded, with the express lane as its outermost layer.
+/// `ct` stops every session when cancelled. To mount in another axum app; `pegboard serve` serves
+/// [`front`] instead, which answers the lane's requests before the router.
 pub fn router(
     server: BoardServer,
     options: &HttpOptions,
     ct: CancellationToken,
 ) -> anyhow::Result<Router> {
+    Ok(front(server, options, ct)?.into_router())
+}
+
+/// The HTTP front as [`crate::http_serve::serve`] runs it: the express lane, and the guarded
+/// router for everything the lane does not take.
+pub struct Front {
+    pub(crate) router: Router,
+    pub(crate) lane: Option<Arc<crate::express::http::HttpLane>>,
+}
+
+impl Front {
+    /// One router with the lane as its outermost layer (what [`router`] returns).
+    pub fn into_router(self) -> Router {
+        match self.lane {
+            Some(lane) => self.router.layer(middleware::from_fn_with_state(
+                lane,
+                crate::express::http::serve,
+            )),
+            None => self.router,
+        }
+    }
+}
+
+impl From<Router> for Front {
+    /// Any router, served as it is (no lane in front).
+    fn from(router: Router) -> Self {
+        Self { router, lane: None }
+    }
+}
+
+impl std::fmt::Debug for Front {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Front")
+            .field("lane", &self.lane.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// `/mcp` served by `server`, guarded, and the express lane (see [`Front`]). `ct` stops every
+/// session when cancelled.
+pub fn front(
+    server: BoardServer,
+    options: &HttpOptions,
+    ct: CancellationToken,
+) -> anyhow::Result<Front> {
     let guard = Guard::new(options)?;
     let server = server.stateless(options.stateless);
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
@@ -98,19 +147,19 @@ pub fn router(
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
     let service = shared::Shared::new(service);
     // Routes, not a nest: rmcp reads no path, and a nest rebuilds each request's URI to strip
-    // its prefix. `/mcp/...` is served as before. The express lane is the outermost layer and
+    // its prefix. `/mcp/...` is served as before. The express lane goes in front of it all and
     // checks the path and the token itself (see `crate::express::http`).
-    Ok(Router::new()
+    let router = Router::new()
         .route_service(MCP_PATH, service.clone())
         .route_service("/mcp/", service.clone())
         .route_service("/mcp/{*rest}", service)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(cap, sessions::cap))
-        .layer(middleware::from_fn_with_state(Arc::new(guard), check))
-        .layer(middleware::from_fn_with_state(
-            lane,
-            crate::express::http::serve,
-        )))
+        .layer(middleware::from_fn_with_state(Arc::new(guard), check));
+    Ok(Front {
+        router,
+        lane: Some(lane),
+    })
 }
 
 /// Refuse a token that is empty or only whitespace: it would otherwise read as "auth required"
