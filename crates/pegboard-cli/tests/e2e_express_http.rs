@@ -439,3 +439,138 @@ async fn the_router_for_other_apps_has_the_lane_too() -> Result<()> {
     assert_eq!(first["result"], second["result"]);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Result<()> {
+    let gw = Gateway::start(json!({"everything": common::everything_entry()})).await?;
+    let tool = "everything-trigger-long-running-operation";
+    let mut seen = Vec::new();
+    for (id, meta) in [
+        (
+            json!("full"),
+            json!({"progressToken": "tok-full", "e2e/way": "rmcp"}),
+        ),
+        // rmcp's client asks for progress on every request, with a number.
+        (json!("lane"), json!({"progressToken": 7})),
+    ] {
+        let lane_calls = express_calls(&gw);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"duration": 0.3, "steps": 3}, "_meta": meta}});
+        let response = gw.post_raw(&body, &[]).await?;
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            content_type.starts_with("text/event-stream"),
+            "{content_type}"
+        );
+        let text = tokio::time::timeout(WAIT, response.text()).await??;
+        let messages: Vec<Value> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str(data.trim()).ok())
+            .collect();
+        let (answer, before) = messages.split_last().context("no events")?;
+        assert_eq!(answer["id"], id, "the answer comes last: {text}");
+        assert!(answer.get("result").is_some(), "{answer}");
+        let progress: Vec<&Value> = before
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| &m["params"])
+            .collect();
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["progressToken"] == meta["progressToken"]),
+            "{progress:?}"
+        );
+        if id == "lane" {
+            let mut lines = gw.stderr.clone();
+            tokio::time::timeout(
+                WAIT,
+                lines.wait_for(|l| {
+                    l.iter().filter(|l| l.contains("express call")).count() > lane_calls
+                }),
+            )
+            .await
+            .context("the call did not take the lane")??;
+        }
+        seen.push((progress.len(), answer["result"].clone()));
+    }
+    assert_eq!(seen[0].0, 3, "rmcp's way: every step before the answer");
+    assert_eq!(seen[0], seen[1], "the lane: the same progress and answer");
+    Ok(())
+}
+
+fn express_calls(gw: &Gateway) -> usize {
+    gw.stderr
+        .borrow()
+        .iter()
+        .filter(|l| l.contains("express call"))
+        .count()
+}
+
+#[tokio::test]
+async fn a_streamed_lane_call_is_cancelled_upstream() -> Result<()> {
+    let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
+    let sleep = |id: &str, ms: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "t-sleep", "arguments": {"ms": ms}, "_meta": {"progressToken": id}}})
+    };
+    let (way, _) = gw
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"name": "t-sleep", "arguments": {"ms": 1}}),
+        )
+        .await?;
+    assert_eq!(
+        way,
+        Way::Rmcp,
+        "a tool's first call learns it answers plainly"
+    );
+
+    // Cancelled by the client: the server hears it, the stream ends without an answer.
+    let long = {
+        let request = gw.post(&sleep("long", 60_000)).send();
+        tokio::spawn(async move { request.await?.text().await })
+    };
+    gw.wait_stderr("express call").await?;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "long", "reason": "no longer needed"}});
+    let cancelled = gw.post_raw(&cancel, &[]).await?;
+    assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
+    gw.wait_stderr("sleep cancelled by the client").await?;
+    let text = tokio::time::timeout(WAIT, long).await???;
+    assert!(!text.contains("\"id\":\"long\""), "{text}");
+
+    // A client that goes away mid-call: the server hears the call cancelled too.
+    let before = cancelled_count(&gw);
+    let abandoned = {
+        let request = gw.post(&sleep("gone", 60_000)).send();
+        // Reading the stream when aborted: the response is dropped, the connection closed.
+        tokio::spawn(async move { request.await?.text().await })
+    };
+    let mut lines = gw.stderr.clone();
+    tokio::time::timeout(
+        WAIT,
+        lines.wait_for(|l| l.iter().filter(|l| l.contains("express call")).count() >= 2),
+    )
+    .await??;
+    abandoned.abort();
+    tokio::time::timeout(
+        WAIT,
+        lines.wait_for(|l| {
+            l.iter()
+                .filter(|l| l.contains("sleep cancelled by the client"))
+                .count()
+                > before
+        }),
+    )
+    .await
+    .context("the server never heard of the client going away")??;
+    Ok(())
+}

@@ -28,7 +28,7 @@ pub(crate) struct Progress {
 /// A call ready to go on the lane, or `None` when it must take rmcp's way: its tool's server
 /// has no lane (not stdio, or `"session": "per-client"`), speaks 2026-07-28, the tool has not
 /// answered a plain call yet (the first call learns whether it needs a task), or the client
-/// asked for progress and `progress_out` is `None` (an HTTP answer is one JSON body).
+/// asked for progress and there is no `progress_out` to pass it to.
 pub(crate) fn prepare(
     board: &PegBoard,
     peer: &Peer<RoleServer>,

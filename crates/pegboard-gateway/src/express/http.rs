@@ -9,8 +9,9 @@
 //!
 //! A `POST` of an open session (see [`super::sessions`]) carrying a `tools/call` the lane can take
 //! (see [`super::call::prepare`]) or a plain `tools/list` is answered here with one JSON body
-//! (`application/json`, which every client must accept); everything else goes on to rmcp
-//! unchanged. Only requests rmcp would accept as they are take the lane: no `Origin` header
+//! (`application/json`, which every client must accept), or, for a call that asked for progress,
+//! with an event stream (`super::events`: the progress, then the answer); everything else goes
+//! on to rmcp unchanged. Only requests rmcp would accept as they are take the lane: no `Origin` header
 //! (rmcp checks those), a `Host` rmcp allows, JSON in, JSON and SSE accepted, no SEP-2243
 //! `Mcp-Method` header, a legacy `MCP-Protocol-Version`.
 
@@ -27,14 +28,19 @@ use foldhash::fast::RandomState;
 use pegboard::PegBoard;
 use tokio_util::sync::CancellationToken;
 
-use super::call::prepare;
+use super::call::{Job, prepare};
+use super::events::{self, Events};
 use super::request::{Incoming, classify};
 use super::sessions::{SESSION_HEADER, Sessions};
 use super::tools_list::ToolsList;
+use super::writer::LineOut;
 use crate::startup::Startup;
 
-/// Calls on the lane by session and the client's raw id: how to cancel each.
-type Calls = HashMap<(Arc<str>, Box<[u8]>), CancellationToken, RandomState>;
+/// A call on the lane: its session and the client's raw id.
+type CallKey = (Arc<str>, Box<[u8]>);
+
+/// Calls on the lane: how to cancel each.
+type Calls = HashMap<CallKey, CancellationToken, RandomState>;
 
 /// Headers the lane reads on every request, named once (a name given as `&str` is parsed at
 /// each lookup).
@@ -262,7 +268,7 @@ impl HttpLane {
     /// (see the module docs). `body_timeout` bounds the wait for a body that does not come at
     /// once (`None` when an outer layer bounds it already).
     pub(crate) async fn take<B>(
-        &self,
+        self: &Arc<Self>,
         request: axum::http::Request<B>,
         body_timeout: Option<Duration>,
     ) -> Outcome<B>
@@ -306,8 +312,17 @@ impl HttpLane {
             Err(refusal) => return Outcome::Answered(refusal),
         };
         match classify(&bytes) {
+            Incoming::Call(call) if call.progress_token().is_some() => {
+                // Progress comes as events before the answer, on a stream of its own.
+                let (events, stream) = events::channel();
+                let out: Arc<dyn LineOut> = Arc::new(events.clone());
+                if let Some(job) = prepare(&self.board, &peer, &call, Some(out)) {
+                    let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
+                    self.stream_call(key, job, events);
+                    return Outcome::Answered(events::response(stream));
+                }
+            }
             Incoming::Call(call) => {
-                // Progress needs an event stream: a call asking for it goes rmcp's way.
                 if let Some(job) = prepare(&self.board, &peer, &call, None) {
                     let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
                     let cancel = CancellationToken::new();
@@ -340,6 +355,27 @@ impl HttpLane {
         }
         self.sessions.through_rmcp(&session);
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
+    }
+
+    /// Run `job` on its own task, its progress and then its answer sent as `events` (the
+    /// response body streams them as they come). The client cancels it as any lane call, and by
+    /// going away (the job, dropped, cancels the call upstream).
+    fn stream_call(self: &Arc<Self>, key: CallKey, job: Job, events: Events) {
+        let cancel = CancellationToken::new();
+        self.calls().insert(key.clone(), cancel.clone());
+        let lane = Arc::clone(self);
+        tokio::spawn(async move {
+            let _entry = CallEntry(&lane, key);
+            let answer = tokio::select! {
+                answer = job.run() => answer,
+                // Cancelled by the client, which expects no answer: end the stream.
+                () = cancel.cancelled() => return,
+                () = events.closed() => return,
+            };
+            if let Err(e) = events.send_line(&answer).await {
+                tracing::debug!("could not pass an answer to the client: {e}");
+            }
+        });
     }
 
     /// The whole body, up to rmcp's limit; the timer starts only when the body is not all
@@ -393,7 +429,7 @@ pub(crate) async fn serve(
 }
 
 /// A call's entry in [`HttpLane::calls`], removed when dropped.
-struct CallEntry<'a>(&'a HttpLane, (Arc<str>, Box<[u8]>));
+struct CallEntry<'a>(&'a HttpLane, CallKey);
 
 impl Drop for CallEntry<'_> {
     fn drop(&mut self) {

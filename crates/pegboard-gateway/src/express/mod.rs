@@ -11,8 +11,9 @@
 //!
 //! It carries the common case and leaves everything else to rmcp, which serves it as before:
 //! a call takes the lane only when the session and the server both speak a legacy protocol
-//! generation (up to 2025-11-25: no `resultType` to add), the request has no `_meta` (progress
-//! tokens are mapped on rmcp's way) and no `task`, the tool answered a plain call before (the
+//! generation (up to 2025-11-25: no `resultType` to add), the request's `_meta` holds at most a
+//! progress token (the lane maps it: over stdio on the client's output, over HTTP as an event
+//! stream) and it has no `task`, the tool answered a plain call before (the
 //! first call learns whether it needs a task), and its server is a stdio one on its shared
 //! connection (not `"session": "per-client"`). What rmcp's way does for a call, the lane does
 //! too: call timeouts, `notifications/cancelled` both ways, server-to-client requests tied to
@@ -20,6 +21,7 @@
 //! namespaced (then the result is rebuilt as on rmcp's way).
 
 mod call;
+mod events;
 pub(crate) mod front;
 pub(crate) mod http;
 pub mod lane;
