@@ -56,3 +56,54 @@ async fn a_body_that_goes_quiet_gets_an_answer() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_session_request_whose_body_goes_quiet_gets_408_from_the_lane() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_child, addr) = gateway(dir.path()).await?;
+    // reqwest is built without a crypto provider in this workspace (rustls with ring).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let post = |body: &str| {
+        http.post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string())
+    };
+    let init = post(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    )
+    .send()
+    .await?;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .context("a session id")?
+        .to_string();
+    init.text().await?;
+    post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await?;
+
+    // A call of the open session (the lane's to answer) whose body stops after a few bytes.
+    let mut tcp = TcpStream::connect(&addr).await?;
+    tcp.write_all(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n\
+             Mcp-Protocol-Version: 2025-06-18\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+        )
+        .as_bytes(),
+    )
+    .await?;
+    let mut answer = String::new();
+    tokio::time::timeout(OUTER, BufReader::new(tcp).read_to_string(&mut answer))
+        .await
+        .context("the stalled body was waited on past the body timeout")??;
+    assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
+    assert!(answer.contains("stopped arriving"), "{answer}");
+    Ok(())
+}
