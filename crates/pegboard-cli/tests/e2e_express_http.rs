@@ -303,7 +303,26 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
 
 #[tokio::test]
 async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
+    cancelled_upstream(false).await
+}
+
+#[tokio::test]
+async fn a_streamed_lane_call_is_cancelled_upstream() -> Result<()> {
+    cancelled_upstream(true).await
+}
+
+/// A lane call (answered with one JSON body, or with `progress` as an event stream) cancelled
+/// by `notifications/cancelled`, then one whose client goes away: the server hears both.
+async fn cancelled_upstream(progress: bool) -> Result<()> {
     let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
+    let sleep = |id: &str, ms: u64| {
+        let meta = match progress {
+            true => json!({"progressToken": id}),
+            false => json!({}),
+        };
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "t-sleep", "arguments": {"ms": ms}, "_meta": meta}})
+    };
     let (way, _) = gw
         .request(
             json!(1),
@@ -316,11 +335,16 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
         Way::Rmcp,
         "a tool's first call learns it answers plainly"
     );
-    let body = json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
-        "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
+
+    // Cancelled by the client: the server hears it, and the client gets no answer (202, or
+    // the event stream ends without one).
     let long = {
-        let request = gw.post(&body).send();
-        tokio::spawn(async move { request.await.map(|r| r.status()) })
+        let request = gw.post(&sleep("long", 60_000)).send();
+        tokio::spawn(async move {
+            let response = request.await?;
+            let status = response.status();
+            response.text().await.map(|text| (status, text))
+        })
     };
     // Logged once the call is on the lane (and can be cancelled there).
     gw.wait_stderr("express call").await?;
@@ -329,13 +353,21 @@ async fn a_call_on_the_http_lane_is_cancelled_upstream() -> Result<()> {
     let cancelled = gw.post_raw(&cancel, &[]).await?;
     assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
     gw.wait_stderr("sleep cancelled by the client").await?;
-    assert_eq!(long.await??, reqwest::StatusCode::ACCEPTED);
+    let (status, text) = tokio::time::timeout(WAIT, long).await???;
+    let expected = match progress {
+        true => reqwest::StatusCode::OK,
+        false => reqwest::StatusCode::ACCEPTED,
+    };
+    assert_eq!(status, expected);
+    assert!(!text.contains("\"id\":\"long\""), "{text}");
 
     // A client that goes away mid-call: the server hears the call cancelled too.
     let before = cancelled_count(&gw);
-    let body = json!({"jsonrpc": "2.0", "id": "gone", "method": "tools/call",
-        "params": {"name": "t-sleep", "arguments": {"ms": 60000}}});
-    let abandoned = tokio::spawn(gw.post(&body).send());
+    let abandoned = {
+        let request = gw.post(&sleep("gone", 60_000)).send();
+        // Reading the answer when aborted: the response is dropped, the connection closed.
+        tokio::spawn(async move { request.await?.text().await })
+    };
     let mut lines = gw.stderr.clone();
     tokio::time::timeout(
         WAIT,
@@ -511,66 +543,4 @@ fn express_calls(gw: &Gateway) -> usize {
         .iter()
         .filter(|l| l.contains("express call"))
         .count()
-}
-
-#[tokio::test]
-async fn a_streamed_lane_call_is_cancelled_upstream() -> Result<()> {
-    let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
-    let sleep = |id: &str, ms: u64| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "t-sleep", "arguments": {"ms": ms}, "_meta": {"progressToken": id}}})
-    };
-    let (way, _) = gw
-        .request(
-            json!(1),
-            "tools/call",
-            json!({"name": "t-sleep", "arguments": {"ms": 1}}),
-        )
-        .await?;
-    assert_eq!(
-        way,
-        Way::Rmcp,
-        "a tool's first call learns it answers plainly"
-    );
-
-    // Cancelled by the client: the server hears it, the stream ends without an answer.
-    let long = {
-        let request = gw.post(&sleep("long", 60_000)).send();
-        tokio::spawn(async move { request.await?.text().await })
-    };
-    gw.wait_stderr("express call").await?;
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": "long", "reason": "no longer needed"}});
-    let cancelled = gw.post_raw(&cancel, &[]).await?;
-    assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
-    gw.wait_stderr("sleep cancelled by the client").await?;
-    let text = tokio::time::timeout(WAIT, long).await???;
-    assert!(!text.contains("\"id\":\"long\""), "{text}");
-
-    // A client that goes away mid-call: the server hears the call cancelled too.
-    let before = cancelled_count(&gw);
-    let abandoned = {
-        let request = gw.post(&sleep("gone", 60_000)).send();
-        // Reading the stream when aborted: the response is dropped, the connection closed.
-        tokio::spawn(async move { request.await?.text().await })
-    };
-    let mut lines = gw.stderr.clone();
-    tokio::time::timeout(
-        WAIT,
-        lines.wait_for(|l| l.iter().filter(|l| l.contains("express call")).count() >= 2),
-    )
-    .await??;
-    abandoned.abort();
-    tokio::time::timeout(
-        WAIT,
-        lines.wait_for(|l| {
-            l.iter()
-                .filter(|l| l.contains("sleep cancelled by the client"))
-                .count()
-                > before
-        }),
-    )
-    .await
-    .context("the server never heard of the client going away")??;
-    Ok(())
 }
