@@ -97,6 +97,20 @@ impl std::fmt::Debug for Front {
 
 /// `/mcp` served by `server`, guarded, and the express lane (see [`Front`]). `ct` stops every
 /// session when cancelled.
+///
+/// ```no_run
+/// # async fn demo(server: pegboard_gateway::BoardServer) -> anyhow::Result<()> {
+/// use pegboard_gateway::http::{HttpOptions, front};
+/// use pegboard_gateway::http_serve::{Timeouts, serve};
+/// let stop = tokio_util::sync::CancellationToken::new();
+/// let app = front(server, &HttpOptions::default(), stop.child_token())?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+/// serve(listener, app, Timeouts::default(), stop).await?;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// An option that is not valid: a blank token, an allowed Origin that is not one.
 pub fn front(
     server: BoardServer,
     options: &HttpOptions,
