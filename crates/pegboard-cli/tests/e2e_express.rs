@@ -300,11 +300,7 @@ async fn progress_on_the_lane_comes_with_the_clients_token_before_the_answer() -
             .await?;
         let (notifications, answer) = s.until_answer(&id).await?;
         assert!(answer.get("result").is_some(), "{answer}");
-        let progress: Vec<Value> = notifications
-            .iter()
-            .filter(|n| n["method"] == "notifications/progress")
-            .map(|n| n["params"].clone())
-            .collect();
+        let progress = common::progress_params(&notifications);
         assert!(
             progress
                 .iter()

@@ -315,7 +315,7 @@ async fn a_streamed_lane_call_is_cancelled_upstream() -> Result<()> {
 /// by `notifications/cancelled`, then one whose client goes away: the server hears both.
 async fn cancelled_upstream(progress: bool) -> Result<()> {
     let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
-    let sleep = |id: &str, ms: u64| {
+    let sleeping = |id: &str, ms: u64| {
         let meta = match progress {
             true => json!({"progressToken": id}),
             false => json!({}),
@@ -339,7 +339,7 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
     // Cancelled by the client: the server hears it, and the client gets no answer (202, or
     // the event stream ends without one).
     let long = {
-        let request = gw.post(&sleep("long", 60_000)).send();
+        let request = gw.post(&sleeping("long", 60_000)).send();
         tokio::spawn(async move {
             let response = request.await?;
             let status = response.status();
@@ -364,7 +364,7 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
     // A client that goes away mid-call: the server hears the call cancelled too.
     let before = cancelled_count(&gw);
     let abandoned = {
-        let request = gw.post(&sleep("gone", 60_000)).send();
+        let request = gw.post(&sleeping("gone", 60_000)).send();
         // Reading the answer when aborted: the response is dropped, the connection closed.
         tokio::spawn(async move { request.await?.text().await })
     };
@@ -508,11 +508,7 @@ async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Resul
         let (answer, before) = messages.split_last().context("no events")?;
         assert_eq!(answer["id"], id, "the answer comes last: {text}");
         assert!(answer.get("result").is_some(), "{answer}");
-        let progress: Vec<&Value> = before
-            .iter()
-            .filter(|m| m["method"] == "notifications/progress")
-            .map(|m| &m["params"])
-            .collect();
+        let progress = common::progress_params(before);
         assert!(
             progress
                 .iter()

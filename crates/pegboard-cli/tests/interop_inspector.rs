@@ -30,12 +30,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// One Inspector run (it connects, sends one request, prints the answer and exits).
 const RUN: Duration = Duration::from_secs(60);
-/// Until a spawned server says where it listens.
-const START: Duration = Duration::from_secs(60);
 const NAMESPACE: &str = "everything";
 /// server-everything's tools that it lists only to a client declaring sampling or elicitation.
 const NEED_SAMPLING_OR_ELICITATION: [&str; 3] = [
@@ -43,10 +40,6 @@ const NEED_SAMPLING_OR_ELICITATION: [&str; 3] = [
     "trigger-url-elicitation",
     "trigger-sampling-request",
 ];
-
-fn everything() -> PathBuf {
-    installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
-}
 
 fn inspector() -> PathBuf {
     installed(test_deps().join("node/node_modules/.bin/mcp-inspector"))
@@ -384,14 +377,6 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// A config with server-everything (stdio) as namespace `everything`, in `dir`.
-fn gateway_config(dir: &Path) -> Result<PathBuf> {
-    let config = json!({"mcpServers": {NAMESPACE: {"command": everything(), "args": ["stdio"]}}});
-    let path = dir.join("pegboard.json");
-    std::fs::write(&path, config.to_string())?;
-    Ok(path)
-}
-
 fn path_string(path: &Path) -> Result<String> {
     Ok(path.to_str().context("utf-8 path")?.to_owned())
 }
@@ -399,8 +384,8 @@ fn path_string(path: &Path) -> Result<String> {
 #[tokio::test]
 async fn inspector_stdio() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let config = gateway_config(dir.path())?;
-    let direct = Target::Command(vec![path_string(&everything())?, "stdio".into()]);
+    let config = common::everything_config(dir.path(), NAMESPACE)?;
+    let direct = Target::Command(vec![path_string(&common::everything())?, "stdio".into()]);
     let gateway = Target::Command(vec![
         path_string(&common::pegboard())?,
         "serve".into(),
@@ -410,40 +395,11 @@ async fn inspector_stdio() -> Result<()> {
     compare(&direct, &gateway).await
 }
 
-/// server-everything over streamable HTTP on a free port (it takes `PORT` and says when it
-/// listens); its stderr is drained in the background.
-async fn everything_http() -> Result<(tokio::process::Child, String)> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let mut child = tokio::process::Command::new(everything())
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    tokio::time::timeout(START, async {
-        while let Some(line) = stderr.next_line().await? {
-            if line.contains("listening on port") {
-                return Ok(());
-            }
-        }
-        bail!("server-everything exited before listening")
-    })
-    .await
-    .context("server-everything never said it listens")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    Ok((child, format!("http://127.0.0.1:{port}/mcp")))
-}
-
 #[tokio::test]
 async fn inspector_http() -> Result<()> {
-    let (_everything, direct_url) = everything_http().await?;
+    let (_everything, direct_url) = common::everything_http().await?;
     let dir = tempfile::tempdir()?;
-    let config = gateway_config(dir.path())?;
+    let config = common::everything_config(dir.path(), NAMESPACE)?;
     let (_gateway, gateway_url) = common::serve_http(&config, &[], &[]).await?;
     compare(&Target::Url(direct_url), &Target::Url(gateway_url)).await
 }

@@ -28,17 +28,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// One client run: 26 features, each with a deadline of at most 30 s inside the client.
 const RUN: Duration = Duration::from_secs(300);
 /// Until a spawned server says where it listens.
-const START: Duration = Duration::from_secs(60);
 const NAMESPACE: &str = "everything";
-
-fn everything() -> PathBuf {
-    installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
-}
 
 fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
@@ -139,74 +133,33 @@ async fn run_client(sdk: Sdk, target_args: &[String]) -> Result<Run> {
     Ok(run)
 }
 
-/// A child process that printed a line telling where it serves, its stderr drained in the background.
+/// A child process serving at `url` (and the folder of its config).
 struct Served {
     _child: tokio::process::Child,
     url: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
-async fn serve_until(
-    mut command: tokio::process::Command,
-    dir: tempfile::TempDir,
-    url_of: impl Fn(&str) -> Option<String>,
-) -> Result<Served> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(START, async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = url_of(&line) {
-                return Ok(url);
-            }
-        }
-        bail!("exited before serving")
-    })
-    .await
-    .context("no line saying where it serves")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+/// server-everything over streamable HTTP.
+async fn everything_http() -> Result<Served> {
+    let (child, url) = common::everything_http().await?;
     Ok(Served {
         _child: child,
         url,
-        _dir: dir,
+        _dir: None,
     })
-}
-
-/// server-everything over streamable HTTP on a free port (it takes `PORT` and prints it).
-async fn everything_http() -> Result<Served> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port();
-    let mut command = tokio::process::Command::new(everything());
-    command.arg("streamableHttp").env("PORT", port.to_string());
-    serve_until(command, tempfile::tempdir()?, move |line| {
-        line.contains("listening on port")
-            .then(|| format!("http://127.0.0.1:{port}/mcp"))
-    })
-    .await
-}
-
-/// A config with server-everything (stdio) as namespace `everything`.
-fn gateway_config(dir: &Path) -> Result<PathBuf> {
-    let config = json!({"mcpServers": {NAMESPACE: {"command": everything(), "args": ["stdio"]}}});
-    let path = dir.join("pegboard.json");
-    std::fs::write(&path, config.to_string())?;
-    Ok(path)
 }
 
 /// `pegboard serve --http 127.0.0.1:0` in front of server-everything.
 async fn gateway_http() -> Result<Served> {
     let dir = tempfile::tempdir()?;
-    let config = gateway_config(dir.path())?;
-    let mut command = tokio::process::Command::new(common::pegboard());
-    command
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(config);
-    serve_until(command, dir, common::serving_url).await
+    let config = common::everything_config(dir.path(), NAMESPACE)?;
+    let (child, url) = common::serve_http(&config, &[], &[]).await?;
+    Ok(Served {
+        _child: child,
+        url,
+        _dir: Some(dir),
+    })
 }
 
 fn strings(items: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<String> {
@@ -218,7 +171,9 @@ fn strings(items: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<String> {
 
 async fn direct(sdk: Sdk, transport: Transport) -> Result<Run> {
     match transport {
-        Transport::Stdio => run_client(sdk, &strings(&[&"stdio", &everything(), &"stdio"])).await,
+        Transport::Stdio => {
+            run_client(sdk, &strings(&[&"stdio", &common::everything(), &"stdio"])).await
+        }
         Transport::Http => {
             let server = everything_http().await?;
             run_client(sdk, &strings(&[&"http", &server.url])).await
@@ -231,7 +186,7 @@ async fn through_gateway(sdk: Sdk, transport: Transport) -> Result<Run> {
     match transport {
         Transport::Stdio => {
             let dir = tempfile::tempdir()?;
-            let config = gateway_config(dir.path())?;
+            let config = common::everything_config(dir.path(), NAMESPACE)?;
             let target = strings(&[
                 &"stdio",
                 &common::pegboard(),

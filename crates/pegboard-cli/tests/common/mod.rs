@@ -78,15 +78,28 @@ pub async fn serve_http(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> anyhow::Result<(tokio::process::Child, String)> {
-    use anyhow::Context;
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(pegboard())
+    let mut command = tokio::process::Command::new(pegboard());
+    command
         .args(["serve", "--http", "127.0.0.1:0"])
         .args(extra)
         .arg("--config")
         .arg(config)
         .env_remove("PEGBOARD_TOKEN")
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    spawn_serving(command, std::time::Duration::from_secs(30), serving_url).await
+}
+
+/// Start `command` (no stdin or stdout, killed when dropped) and wait up to `within` for the
+/// stderr line in which `url_of` finds the URL it serves at: the child and that URL. Its stderr
+/// keeps being drained so it never blocks on it.
+pub async fn spawn_serving(
+    mut command: tokio::process::Command,
+    within: std::time::Duration,
+    url_of: impl Fn(&str) -> Option<String>,
+) -> anyhow::Result<(tokio::process::Child, String)> {
+    use anyhow::Context;
+    use tokio::io::AsyncBufReadExt;
+    let mut child = command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -94,18 +107,50 @@ pub async fn serve_http(
         .spawn()?;
     let stderr = child.stderr.take().context("stderr")?;
     let mut stderr = tokio::io::BufReader::new(stderr).lines();
-    let url = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+    let url = tokio::time::timeout(within, async {
         while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = serving_url(&line) {
+            if let Some(url) = url_of(&line) {
                 return Ok(url);
             }
         }
-        anyhow::bail!("pegboard exited before serving")
+        anyhow::bail!("exited before serving")
     })
     .await
-    .context("no `serving ... at URL` line")??;
+    .context("no line saying where it serves")??;
     tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     Ok((child, url))
+}
+
+/// server-everything over streamable HTTP on a free port (it takes `PORT` and says when it
+/// listens): the child and its URL.
+pub async fn everything_http() -> anyhow::Result<(tokio::process::Child, String)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let mut command = tokio::process::Command::new(everything());
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    spawn_serving(command, std::time::Duration::from_secs(60), move |line| {
+        line.contains("listening on port")
+            .then(|| format!("http://127.0.0.1:{port}/mcp"))
+    })
+    .await
+}
+
+/// A config in `dir` with server-everything (stdio) as namespace `namespace`: its path.
+pub fn everything_config(dir: &Path, namespace: &str) -> std::io::Result<PathBuf> {
+    let config = serde_json::json!({"mcpServers": {namespace: {"command": everything(), "args": ["stdio"]}}});
+    let path = dir.join("pegboard.json");
+    std::fs::write(&path, config.to_string())?;
+    Ok(path)
+}
+
+/// The params of the `notifications/progress` among `messages`, in their order.
+pub fn progress_params(messages: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| &m["params"])
+        .collect()
 }
 
 /// `HOST:PORT` of a `http://HOST:PORT/mcp` URL.
@@ -117,9 +162,12 @@ pub fn host_port(url: &str) -> String {
 
 /// A config entry for `@modelcontextprotocol/server-everything` (installed by the test deps).
 pub fn everything_entry() -> serde_json::Value {
-    serde_json::json!({
-        "command": installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
-    })
+    serde_json::json!({ "command": everything() })
+}
+
+/// `@modelcontextprotocol/server-everything`'s launcher (installed by the test deps).
+pub fn everything() -> PathBuf {
+    installed(test_deps().join("node/node_modules/.bin/mcp-server-everything"))
 }
 
 /// `value` with every number as an f64, so `1` (a server's own JSON) and `1.0` (re-encoded by
