@@ -29,7 +29,7 @@ use pegboard::PegBoard;
 use tokio_util::sync::CancellationToken;
 
 use super::call::{Job, prepare};
-use super::events::{self, Events};
+use super::events;
 use super::request::{Incoming, classify};
 use super::sessions::{SESSION_HEADER, Sessions};
 use super::tools_list::ToolsList;
@@ -64,7 +64,7 @@ pub(crate) struct HttpLane {
     /// Calls on the lane by session and the client's raw id: how to cancel each.
     calls: Mutex<Calls>,
     /// The last Host, Content-Type and Accept found good (see [`HttpLane::plain_headers`]).
-    seen: Mutex<Option<Seen<HeaderValue>>>,
+    seen: Mutex<Option<[HeaderValue; 3]>>,
     /// The bearer token the front requires, if any.
     token: Option<String>,
 }
@@ -128,12 +128,12 @@ impl HttpLane {
         ) else {
             return false;
         };
-        let seen = Seen {
-            host,
-            content_type,
-            accept,
-        };
-        if self.seen().as_ref().is_some_and(|last| last.same(&seen)) {
+        let seen = [host, content_type, accept];
+        if self
+            .seen()
+            .as_ref()
+            .is_some_and(|last| last.iter().eq(seen))
+        {
             return true;
         }
         let good = json_in(content_type)
@@ -144,38 +144,13 @@ impl HttpLane {
                 .is_ok_and(|text| host_allowed(text, &self.hosts));
         // Kept only when the first Accept value alone is good (a later one may have helped).
         if good && accepts_alone(accept) {
-            *self.seen() = Some(seen.owned());
+            *self.seen() = Some(seen.map(HeaderValue::clone));
         }
         good
     }
 
-    fn seen(&self) -> std::sync::MutexGuard<'_, Option<Seen<HeaderValue>>> {
+    fn seen(&self) -> std::sync::MutexGuard<'_, Option<[HeaderValue; 3]>> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The headers [`HttpLane::plain_headers`] found good last (owned), or a request's (borrowed).
-struct Seen<V> {
-    host: V,
-    content_type: V,
-    accept: V,
-}
-
-impl Seen<&HeaderValue> {
-    fn owned(&self) -> Seen<HeaderValue> {
-        Seen {
-            host: self.host.clone(),
-            content_type: self.content_type.clone(),
-            accept: self.accept.clone(),
-        }
-    }
-}
-
-impl Seen<HeaderValue> {
-    fn same(&self, other: &Seen<&HeaderValue>) -> bool {
-        self.host == other.host
-            && self.content_type == other.content_type
-            && self.accept == other.accept
     }
 }
 
@@ -312,33 +287,35 @@ impl HttpLane {
             Err(refusal) => return Outcome::Answered(refusal),
         };
         match classify(&bytes) {
-            Incoming::Call(call) if call.progress_token().is_some() => {
-                // Progress comes as events before the answer, on a stream of its own.
-                let (events, stream) = events::channel();
-                let out: Arc<dyn LineOut> = Arc::new(events.clone());
-                if let Some(job) = prepare(&self.board, &peer, &call, Some(out)) {
-                    let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
-                    self.stream_call(key, job, events);
-                    return Outcome::Answered(events::response(stream));
-                }
-            }
             Incoming::Call(call) => {
-                if let Some(job) = prepare(&self.board, &peer, &call, None) {
+                // Progress comes as events before the answer, on a stream of its own.
+                let events = call.progress_token().map(|_| events::channel());
+                let out = events
+                    .as_ref()
+                    .map(|(events, _)| Arc::new(events.clone()) as Arc<dyn LineOut>);
+                if let Some(job) = prepare(&self.board, &peer, &call, out) {
                     let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
-                    let cancel = CancellationToken::new();
-                    self.calls().insert(key.clone(), cancel.clone());
-                    // Removed however this ends, also when the client goes away mid-call and
-                    // this future is dropped (the job, dropped too, cancels the call upstream).
-                    let _entry = CallEntry(self, key);
-                    let answer = tokio::select! {
-                        answer = job.run() => Some(answer),
-                        () = cancel.cancelled() => None,
+                    let Some((events, stream)) = events else {
+                        // The client going away drops this future, and the job with it.
+                        return Outcome::Answered(
+                            match self.register(key).run(job, std::future::pending()).await {
+                                Some(line) => json(line),
+                                // Cancelled by the client, which expects no answer.
+                                None => StatusCode::ACCEPTED.into_response(),
+                            },
+                        );
                     };
-                    return Outcome::Answered(match answer {
-                        Some(line) => json(line),
-                        // Cancelled by the client, which expects no answer: end the exchange.
-                        None => StatusCode::ACCEPTED.into_response(),
+                    // Registered before the response goes out: a cancel may follow it at once.
+                    let entry = self.register(key);
+                    tokio::spawn(async move {
+                        // Cancelled, or the client gone: the stream ends without an answer.
+                        if let Some(answer) = entry.run(job, events.closed()).await
+                            && let Err(e) = events.send_line(&answer).await
+                        {
+                            tracing::debug!("could not pass an answer to the client: {e}");
+                        }
                     });
+                    return Outcome::Answered(events::response(stream));
                 }
             }
             Incoming::ListTools(id) if self.startup.is_settled() => {
@@ -357,25 +334,15 @@ impl HttpLane {
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
     }
 
-    /// Run `job` on its own task, its progress and then its answer sent as `events` (the
-    /// response body streams them as they come). The client cancels it as any lane call, and by
-    /// going away (the job, dropped, cancels the call upstream).
-    fn stream_call(self: &Arc<Self>, key: CallKey, job: Job, events: Events) {
+    /// The call `key`, registered so that the client's `notifications/cancelled` finds it.
+    fn register(self: &Arc<Self>, key: CallKey) -> CallEntry {
         let cancel = CancellationToken::new();
         self.calls().insert(key.clone(), cancel.clone());
-        let lane = Arc::clone(self);
-        tokio::spawn(async move {
-            let _entry = CallEntry(&lane, key);
-            let answer = tokio::select! {
-                answer = job.run() => answer,
-                // Cancelled by the client, which expects no answer: end the stream.
-                () = cancel.cancelled() => return,
-                () = events.closed() => return,
-            };
-            if let Err(e) = events.send_line(&answer).await {
-                tracing::debug!("could not pass an answer to the client: {e}");
-            }
-        });
+        CallEntry {
+            lane: Arc::clone(self),
+            key,
+            cancel,
+        }
     }
 
     /// The whole body, up to rmcp's limit; the timer starts only when the body is not all
@@ -428,12 +395,29 @@ pub(crate) async fn serve(
     }
 }
 
-/// A call's entry in [`HttpLane::calls`], removed when dropped.
-struct CallEntry<'a>(&'a HttpLane, CallKey);
+/// A call's entry in [`HttpLane::calls`], removed when dropped (however the call ends, also
+/// when the future running it is dropped).
+struct CallEntry {
+    lane: Arc<HttpLane>,
+    key: CallKey,
+    cancel: CancellationToken,
+}
 
-impl Drop for CallEntry<'_> {
+impl CallEntry {
+    /// Run `job` until it answers (the answer line), the client cancels it or `gone` completes
+    /// (`None`; the job, dropped, cancels the call upstream).
+    async fn run(self, job: Job, gone: impl Future<Output = ()>) -> Option<Vec<u8>> {
+        tokio::select! {
+            answer = job.run() => Some(answer),
+            () = self.cancel.cancelled() => None,
+            () = gone => None,
+        }
+    }
+}
+
+impl Drop for CallEntry {
     fn drop(&mut self) {
-        self.0.calls().remove(&self.1);
+        self.lane.calls().remove(&self.key);
     }
 }
 
