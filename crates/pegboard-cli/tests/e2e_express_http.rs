@@ -389,6 +389,33 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
     Ok(())
 }
 
+/// A client may send a second call under the id of one still running (a bug of its own, but
+/// not one to punish): the second takes the first's place for cancelling, and the first,
+/// whose cancel handle is dropped unused, still runs to its answer.
+#[tokio::test]
+async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
+    let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
+    let sleep = |ms: u64| json!({"name": "t-sleep", "arguments": {"ms": ms}});
+    // The first call learns the tool answers plainly; the next ones take the lane.
+    gw.request(json!(0), "tools/call", sleep(1)).await?;
+    let first = {
+        let request = gw.post(
+            &json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
+            "params": sleep(2_000)}),
+        );
+        tokio::spawn(async move { read(request.send().await?).await })
+    };
+    gw.wait_stderr("express call").await?;
+    let (way, second) = gw.request(json!("twin"), "tools/call", sleep(1)).await?;
+    assert_eq!(way, Way::Lane, "{second}");
+    assert!(second.get("result").is_some(), "{second}");
+    let (way, first) = tokio::time::timeout(WAIT, first).await???;
+    assert_eq!(way, Way::Lane, "{first}");
+    assert_eq!(first["id"], "twin");
+    assert!(first.get("result").is_some(), "{first}");
+    Ok(())
+}
+
 fn cancelled_count(gw: &Gateway) -> usize {
     gw.stderr
         .borrow()

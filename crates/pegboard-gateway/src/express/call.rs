@@ -82,7 +82,7 @@ pub(crate) struct Job {
     target: ToolTarget,
     name: String,
     n: u64,
-    up_id: String,
+    up_id: Arc<str>,
     ds_id: Box<[u8]>,
 }
 
@@ -104,7 +104,7 @@ impl Job {
             return self.unexpected();
         };
         let _forget = Forget(&self.lane, self.n);
-        let up_id = RequestId::from(NumberOrString::String(self.up_id.as_str().into()));
+        let up_id = RequestId::from(NumberOrString::String(Arc::clone(&self.up_id)));
         let ds_id = serde_json::from_slice::<RequestId>(&self.ds_id)
             .unwrap_or_else(|_| RequestId::from(NumberOrString::Number(0)));
         // The server may ask the client something mid-call (sampling, elicitation, roots):
@@ -113,13 +113,13 @@ impl Job {
         let guard = self.hub.flights().register(
             &self.target.peer,
             up_id,
-            ProgressToken(NumberOrString::String(self.up_id.as_str().into())),
+            ProgressToken(NumberOrString::String(Arc::clone(&self.up_id))),
             Flight::new(self.peer.clone(), ds_id, None, true),
         );
         match self.exchange(waiting).await {
             Ok(reply) => {
                 guard.finish();
-                self.for_client(&reply)
+                self.for_client(reply)
             }
             // Timed out: the guard, dropped unfinished, tells the server.
             Err(error @ PegBoardError::Timeout { .. }) => self.failure(error),
@@ -199,7 +199,7 @@ impl Job {
 
     /// The server's answer for the client: verbatim with the client's id, unless resource URIs
     /// in it must be namespaced (then as rmcp's way builds it).
-    fn for_client(&self, reply: &Reply) -> Vec<u8> {
+    fn for_client(&self, reply: Reply) -> Vec<u8> {
         let line = reply.line();
         match (reply.result, reply.error) {
             (true, _) if self.target.namespace.is_some() && may_carry_uris(line) => {

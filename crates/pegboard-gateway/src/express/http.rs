@@ -26,7 +26,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use foldhash::fast::RandomState;
 use pegboard::PegBoard;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::oneshot;
 
 use super::call::{Job, prepare};
 use super::events;
@@ -39,8 +39,8 @@ use crate::startup::Startup;
 /// A call on the lane: its session and the client's raw id.
 type CallKey = (Arc<str>, Box<[u8]>);
 
-/// Calls on the lane: how to cancel each.
-type Calls = HashMap<CallKey, CancellationToken, RandomState>;
+/// Calls on the lane: the sender that cancels each.
+type Calls = HashMap<CallKey, oneshot::Sender<()>, RandomState>;
 
 /// Headers the lane reads on every request, named once (a name given as `&str` is parsed at
 /// each lookup).
@@ -251,11 +251,10 @@ impl HttpLane {
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
     {
-        let session: Option<Arc<str>> = request
+        let session = request
             .headers()
             .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(Arc::from);
+            .and_then(|v| v.to_str().ok());
         let Some(session) = session.filter(|_| self.enabled) else {
             return Outcome::Untouched(request);
         };
@@ -271,14 +270,14 @@ impl HttpLane {
         }
         if request.method() == axum::http::Method::DELETE {
             // The client ends the session: no call of it takes the lane from now on.
-            self.sessions.remove(&session);
+            self.sessions.remove(session);
             return Outcome::Untouched(request);
         }
-        let peer = (request.method() == axum::http::Method::POST
+        let open = (request.method() == axum::http::Method::POST
             && self.plain_headers(request.headers()))
-        .then(|| self.sessions.for_lane(&session, self.idle))
+        .then(|| self.sessions.for_lane(session, self.idle))
         .flatten();
-        let Some(peer) = peer else {
+        let Some((session, peer)) = open else {
             return Outcome::Untouched(request);
         };
         let (parts, body) = request.into_parts();
@@ -324,7 +323,8 @@ impl HttpLane {
             Incoming::Cancelled(id) => {
                 let key = (Arc::clone(&session), Box::<[u8]>::from(id));
                 if let Some(cancel) = self.calls().remove(&key) {
-                    cancel.cancel();
+                    // Gone already when the call has just ended.
+                    let _ = cancel.send(());
                     return Outcome::Answered(StatusCode::ACCEPTED.into_response());
                 }
             }
@@ -336,12 +336,12 @@ impl HttpLane {
 
     /// The call `key`, registered so that the client's `notifications/cancelled` finds it.
     fn register(self: &Arc<Self>, key: CallKey) -> CallEntry {
-        let cancel = CancellationToken::new();
-        self.calls().insert(key.clone(), cancel.clone());
+        let (cancel, cancelled) = oneshot::channel();
+        self.calls().insert(key.clone(), cancel);
         CallEntry {
             lane: Arc::clone(self),
             key,
-            cancel,
+            cancelled,
         }
     }
 
@@ -400,16 +400,23 @@ pub(crate) async fn serve(
 struct CallEntry {
     lane: Arc<HttpLane>,
     key: CallKey,
-    cancel: CancellationToken,
+    cancelled: oneshot::Receiver<()>,
 }
 
 impl CallEntry {
     /// Run `job` until it answers (the answer line), the client cancels it or `gone` completes
     /// (`None`; the job, dropped, cancels the call upstream).
-    async fn run(self, job: Job, gone: impl Future<Output = ()>) -> Option<Vec<u8>> {
+    async fn run(mut self, job: Job, gone: impl Future<Output = ()>) -> Option<Vec<u8>> {
+        let cancelled = async {
+            // A sender dropped unsent is no cancel: the client sent another call under the same
+            // id, whose entry took this one's place.
+            if (&mut self.cancelled).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
             answer = job.run() => Some(answer),
-            () = self.cancel.cancelled() => None,
+            () = cancelled => None,
             () = gone => None,
         }
     }
@@ -417,6 +424,9 @@ impl CallEntry {
 
 impl Drop for CallEntry {
     fn drop(&mut self) {
+        // Closed first: a sender dropped while its receiver waits wakes the call's task once
+        // more, for nothing.
+        self.cancelled.close();
         self.lane.calls().remove(&self.key);
     }
 }
@@ -426,11 +436,12 @@ fn json(mut line: Vec<u8>) -> Response {
     if line.last() == Some(&b'\n') {
         line.pop();
     }
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        Bytes::from(line),
-    )
-        .into_response()
+    let mut response = Response::new(Body::from(line));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 #[cfg(test)]

@@ -8,11 +8,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use std::ops::Range;
 use std::sync::LazyLock;
 
+// The keys are the lane's own call numbers.
+use foldhash::fast::RandomState;
 use memchr::memmem::Finder;
 use serde::de::IgnoredAny;
 use tokio::process::ChildStdin;
@@ -26,9 +28,19 @@ use crate::upstream::limit::Divert;
 /// searcher built once.
 static ID_PREFIX: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"pbx-"));
 
-/// A call's upstream id as JSON-RPC knows it (`pbx-N`).
-pub(crate) fn request_id(n: u64) -> String {
-    format!("pbx-{n}")
+/// A call's upstream id as JSON-RPC knows it (`pbx-N`), shared by the call's request id and
+/// progress token.
+pub(crate) fn request_id(n: u64) -> Arc<str> {
+    const PREFIX: &str = "pbx-";
+    // Written on the stack and copied once into the `Arc` (a `String` would be a second copy).
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n).as_bytes();
+    let mut id = [0u8; PREFIX.len() + 20];
+    let len = PREFIX.len() + digits.len();
+    id[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+    id[PREFIX.len()..len].copy_from_slice(digits);
+    // ASCII throughout: the fallback is never taken.
+    std::str::from_utf8(&id[..len]).map_or_else(|_| Arc::from(PREFIX), Arc::from)
 }
 
 /// Progress notifications a call keeps while its client is written to; more are dropped (a
@@ -77,7 +89,7 @@ pub(crate) enum Closed {
 #[derive(Debug)]
 pub struct Lane {
     stdin: LineSink<ChildStdin>,
-    pending: Mutex<HashMap<u64, Pending>>,
+    pending: Mutex<HashMap<u64, Pending, RandomState>>,
     next: AtomicU64,
     ended: AtomicBool,
 }
@@ -86,13 +98,13 @@ impl Lane {
     pub(crate) fn new(stdin: LineSink<ChildStdin>) -> Self {
         Self {
             stdin,
-            pending: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::default()),
             next: AtomicU64::new(1),
             ended: AtomicBool::new(false),
         }
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending, RandomState>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -234,6 +246,13 @@ impl Divert for Lane {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_ids_are_the_prefix_and_the_number() {
+        assert_eq!(&*request_id(0), "pbx-0");
+        assert_eq!(&*request_id(42), "pbx-42");
+        assert_eq!(&*request_id(u64::MAX), "pbx-18446744073709551615");
+    }
 
     #[test]
     fn only_answers_and_progress_of_the_lane_are_taken() {

@@ -136,30 +136,40 @@ impl Call<'_> {
 
     /// The request for the upstream: id `up_id` (a JSON string, also its progress token when
     /// the client asked for progress) and the tool's `original` name; the rest verbatim, ending
-    /// with a newline.
+    /// with a newline. Written in one pass into one buffer: this runs on every call.
     pub(crate) fn upstream_line(&self, up_id: &str, original: &str) -> Vec<u8> {
-        // Strings serialise without fail.
-        let name = serde_json::to_string(original).unwrap_or_default();
-        let id = serde_json::to_string(up_id).unwrap_or_default();
-        let mut edits = vec![(self.id.clone(), id.clone()), (self.name_at.clone(), name)];
-        if let Some(at) = &self.token_at {
-            edits.push((at.clone(), id));
+        // The id twice at most, the name once, each in place of what the client wrote there.
+        let mut edits = [
+            Some((self.id.clone(), up_id)),
+            Some((self.name_at.clone(), original)),
+            self.token_at.clone().map(|at| (at, up_id)),
+        ];
+        edits.sort_by_key(|edit| edit.as_ref().map_or(usize::MAX, |(at, _)| at.start));
+        let mut out = Vec::with_capacity(self.line.len() + original.len() + 2 * up_id.len() + 8);
+        let mut from = 0;
+        for (at, text) in edits.into_iter().flatten() {
+            out.extend_from_slice(&self.line[from..at.start]);
+            write_json_string(&mut out, text);
+            from = at.end;
         }
-        edits.sort_by_key(|(at, _)| at.start);
-        splice(self.line, &edits)
+        out.extend_from_slice(&self.line[from..]);
+        out.push(b'\n');
+        out
     }
 }
 
-/// `line` with each range replaced (ranges in order, not overlapping), and a newline.
-fn splice(line: &[u8], edits: &[(Range<usize>, String)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len() + 32);
-    let mut from = 0;
-    for (at, with) in edits {
-        out.extend_from_slice(&line[from..at.start]);
-        out.extend_from_slice(with.as_bytes());
-        from = at.end;
-    }
-    out.extend_from_slice(&line[from..]);
+/// `text` as a JSON string (quoted, escaped) at the end of `out`.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    // Writing a string into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// `line` with `at` replaced by `with`, and a newline.
+fn replace(line: &[u8], at: Range<usize>, with: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len() + with.len() + 1);
+    out.extend_from_slice(&line[..at.start]);
+    out.extend_from_slice(with);
+    out.extend_from_slice(&line[at.end..]);
     out.push(b'\n');
     out
 }
@@ -182,8 +192,7 @@ struct TokenShape<'a> {
 pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8>> {
     let message: ProgressShape<'_> = serde_json::from_slice(line).ok()?;
     let at = range_in(line, message.params.progress_token.get());
-    let token = std::str::from_utf8(ds_token).ok()?.to_string();
-    Some(splice(line, &[(at, token)]))
+    Some(replace(line, at, ds_token))
 }
 
 /// An upstream's answer line, by its parts (read where the lane takes it out of the server's
@@ -215,14 +224,13 @@ impl Reply {
         &self.line
     }
 
-    /// The answer for the client: its own id `ds_id` (raw JSON) in place of the lane's.
-    pub(crate) fn with_id(&self, ds_id: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.line.len() + ds_id.len() + 1);
-        out.extend_from_slice(&self.line[..self.id.start]);
-        out.extend_from_slice(ds_id);
-        out.extend_from_slice(&self.line[self.id.end..]);
-        out.push(b'\n');
-        out
+    /// The answer for the client: its own id `ds_id` (raw JSON) in place of the lane's, in
+    /// the line's own buffer, and a newline.
+    pub(crate) fn with_id(self, ds_id: &[u8]) -> Vec<u8> {
+        let Self { mut line, id, .. } = self;
+        line.splice(id, ds_id.iter().copied());
+        line.push(b'\n');
+        line
     }
 }
 

@@ -48,15 +48,20 @@ impl Sessions {
             .remove(id);
     }
 
-    /// The open session `id`'s peer, if a call of it may take the lane now; `None` sends the
-    /// request rmcp's way (and counts as the session's activity there).
-    pub(crate) fn for_lane(&self, id: &str, idle: Duration) -> Option<Peer<RoleServer>> {
-        let entry = self
+    /// The open session `id` (its id as kept here, shared) and its peer, if a call of it may
+    /// take the lane now; `None` sends the request rmcp's way (and counts as the session's
+    /// activity there).
+    pub(crate) fn for_lane(
+        &self,
+        id: &str,
+        idle: Duration,
+    ) -> Option<(Arc<str>, Peer<RoleServer>)> {
+        let (key, entry) = self
             .map
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()?;
+            .get_key_value(id)
+            .map(|(key, entry)| (Arc::clone(key), Arc::clone(entry)))?;
         if entry.peer.is_transport_closed() {
             self.remove(id);
             return None;
@@ -69,7 +74,7 @@ impl Sessions {
             *through_rmcp = Instant::now();
             return None;
         }
-        Some(entry.peer.clone())
+        Some((key, entry.peer.clone()))
     }
 
     /// A request of session `id` goes rmcp's way.
