@@ -58,6 +58,11 @@ pub struct HttpGateway {
 }
 
 impl HttpGateway {
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
     /// Ask it to stop (SIGTERM, so profilers wrapping it get to write their data), then kill it
     /// if it has not exited within a few seconds.
     pub async fn stop(mut self) {

@@ -15,6 +15,7 @@ use hyper::{Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use crate::cpu::Probe;
 use crate::rpc::{self, Budget, INITIALIZED, Incoming, PROTOCOL_VERSION, Samples, Template};
 
 const SESSION: &str = "mcp-session-id";
@@ -156,6 +157,7 @@ impl HttpPeer {
         request: &Template,
         concurrency: usize,
         budget: Budget,
+        probe: Probe,
     ) -> Result<Samples> {
         while self.conns.len() < concurrency {
             let conn = self.endpoint.connect().await?;
@@ -165,8 +167,12 @@ impl HttpPeer {
         self.phase(request, concurrency, budget.warmup, Some(warm))
             .await?;
         let deadline = Instant::now() + budget.time;
-        self.phase(request, concurrency, budget.calls, Some(deadline))
-            .await
+        let cpu = probe.read();
+        let mut samples = self
+            .phase(request, concurrency, budget.calls, Some(deadline))
+            .await?;
+        samples.cpu_ns = probe.since(cpu);
+        Ok(samples)
     }
 
     async fn phase(

@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod backend;
+mod cpu;
 mod footprint;
 mod gateway;
 mod http;
@@ -24,6 +25,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 
+use crate::cpu::Probe;
 use crate::http::HttpPeer;
 use crate::report::Row;
 use crate::rpc::{Budget, Template};
@@ -359,27 +361,40 @@ async fn measure(
         calls: args.calls,
         time: Duration::from_secs_f64(args.seconds),
     };
+    let direct_probe = Probe::of(direct.pid());
+    let [http_probe, relay_http_probe, proxy_probe] = [&http_gateway, &relay_http, &proxy_gateway]
+        .map(|gw| Probe::of(gw.as_ref().and_then(gateway::HttpGateway::pid)));
     let mut rows = Vec::new();
     for &n in levels {
         // Per round: the direct row, then one row per front (in the order below).
         let mut rounds: Vec<Vec<Row>> = Vec::new();
         for _ in 0..args.rounds {
             let samples = direct
-                .load(&backend.request(Front::Direct), n, budget)
+                .load(&backend.request(Front::Direct), n, budget, direct_probe)
                 .await?;
             let base = Row::new(label, "direct", n, samples, None);
             let mut round = Vec::new();
             for (front, peer) in &mut piped {
-                let samples = peer.load(&backend.request(*front), n, budget).await?;
+                let probe = Probe::of(peer.pid());
+                let samples = peer
+                    .load(&backend.request(*front), n, budget, probe)
+                    .await?;
                 round.push(Row::new(label, front.label(), n, samples, Some(&base)));
             }
             if let Some(peer) = via_http.as_mut() {
-                let samples = peer.load(&backend.request(Front::Http), n, budget).await?;
+                let samples = peer
+                    .load(&backend.request(Front::Http), n, budget, http_probe)
+                    .await?;
                 round.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
             }
             if let Some(peer) = via_relay_http.as_mut() {
                 let samples = peer
-                    .load(&backend.request(Front::RelayHttp), n, budget)
+                    .load(
+                        &backend.request(Front::RelayHttp),
+                        n,
+                        budget,
+                        relay_http_probe,
+                    )
                     .await?;
                 round.push(Row::new(
                     label,
@@ -391,7 +406,7 @@ async fn measure(
             }
             if let Some(peer) = via_proxy.as_mut() {
                 let samples = peer
-                    .load(&backend.request(Front::McpProxy), n, budget)
+                    .load(&backend.request(Front::McpProxy), n, budget, proxy_probe)
                     .await?;
                 round.push(Row::new(
                     label,

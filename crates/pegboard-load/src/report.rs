@@ -27,6 +27,10 @@ pub struct Row {
     pub added_p50_us: Option<f64>,
     /// Calls that answered with an error.
     pub errors: u64,
+    /// CPU time the front's own process spent per measured call, µs (the backend's, for the
+    /// direct row; a gateway's or relay's own, without its backend's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_call: Option<f64>,
     /// The first error's text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -62,6 +66,11 @@ impl Row {
         let calls_per_s = calls as f64 / samples.elapsed.as_secs_f64().max(1e-9);
         let p50_us = percentile(&samples.latencies_ns, 50.0) / 1000.0;
         let p99_us = percentile(&samples.latencies_ns, 99.0) / 1000.0;
+        #[allow(clippy::cast_precision_loss)]
+        let cpu_us_per_call = samples
+            .cpu_ns
+            .filter(|_| calls > 0)
+            .map(|ns| ns as f64 / calls as f64 / 1000.0);
         Self {
             backend: backend.to_owned(),
             front: front.to_owned(),
@@ -73,6 +82,7 @@ impl Row {
             ratio: direct.map(|d| calls_per_s / d.calls_per_s),
             added_p50_us: direct.map(|d| p50_us - d.p50_us),
             errors: samples.errors,
+            cpu_us_per_call,
             first_error: samples.first_error,
         }
     }
@@ -113,6 +123,7 @@ impl Row {
             ratio: of_some(|r| r.ratio),
             added_p50_us: of_some(|r| r.added_p50_us),
             errors: rounds.iter().map(|r| r.errors).sum(),
+            cpu_us_per_call: of_some(|r| r.cpu_us_per_call),
             first_error: rounds.iter().find_map(|r| r.first_error.clone()),
         })
     }
@@ -121,14 +132,15 @@ impl Row {
 /// The rows as an aligned Markdown table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| backend | front | in flight | calls | calls/s | p50 µs | p99 µs | × direct | +p50 µs | errors |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        "| backend | front | in flight | calls | calls/s | p50 µs | p99 µs | × direct | +p50 µs | cpu µs/call | errors |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
         let ratio = r.ratio.map_or("—".into(), |x| format!("{x:.2}"));
         let added = r.added_p50_us.map_or("—".into(), |x| format!("{x:+.0}"));
+        let cpu = r.cpu_us_per_call.map_or("—".into(), |x| format!("{x:.1}"));
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} |\n",
             r.backend,
             r.front,
             r.concurrency,
@@ -138,6 +150,7 @@ pub fn table(rows: &[Row]) -> String {
             r.p99_us,
             ratio,
             added,
+            cpu,
             r.errors
         ));
     }
@@ -169,6 +182,7 @@ mod tests {
             ratio,
             added_p50_us: ratio.map(|r| r * 10.0),
             errors: 1,
+            cpu_us_per_call: ratio.map(|r| r * 100.0),
             first_error: None,
         }
     }
@@ -184,6 +198,7 @@ mod tests {
         assert_eq!((m.calls_per_s, m.p50_us, m.p99_us), (200.0, 30.0, 60.0));
         assert_eq!((m.ratio, m.added_p50_us), (Some(0.7), Some(7.0)));
         assert_eq!((m.calls, m.errors), (30, 3));
+        assert_eq!(m.cpu_us_per_call, Some(70.0));
         let even = Row::median(&rounds[..2]).unwrap();
         assert_eq!(even.p50_us, 30.0);
         let direct = Row::median(&[row(1.0, 1.0, None), row(3.0, 3.0, None)]).unwrap();

@@ -132,6 +132,8 @@ pub struct Samples {
     pub errors: u64,
     /// The first error's text.
     pub first_error: Option<String>,
+    /// CPU time the front's process spent over the measured part, ns (see [`crate::cpu`]).
+    pub cpu_ns: Option<u64>,
 }
 
 impl Samples {

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::cpu::Probe;
 use crate::rpc::{self, Budget, INITIALIZED, Incoming, Samples, Template};
 
 /// How long one handshake or one-off request may take (servers spawning their own children included).
@@ -92,17 +93,22 @@ impl StdioPeer {
         request: &Template,
         concurrency: usize,
         budget: Budget,
+        probe: Probe,
     ) -> Result<Samples> {
         let warm = Instant::now() + budget.time / 4;
         self.phase(request, concurrency, budget.warmup, Some(warm))
             .await?;
-        self.phase(
-            request,
-            concurrency,
-            budget.calls,
-            Some(Instant::now() + budget.time),
-        )
-        .await
+        let cpu = probe.read();
+        let mut samples = self
+            .phase(
+                request,
+                concurrency,
+                budget.calls,
+                Some(Instant::now() + budget.time),
+            )
+            .await?;
+        samples.cpu_ns = probe.since(cpu);
+        Ok(samples)
     }
 
     async fn phase(
