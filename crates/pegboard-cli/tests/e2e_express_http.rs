@@ -390,29 +390,49 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
 }
 
 /// A client may send a second call under the id of one still running (a bug of its own, but
-/// not one to punish): the second takes the first's place for cancelling, and the first,
-/// whose cancel handle is dropped unused, still runs to its answer.
+/// not one to punish): the second takes the first's place for cancelling, the first still runs
+/// to its answer (its cancel handle dropped unused is no cancel), and its end leaves the
+/// second cancellable.
 #[tokio::test]
 async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
     let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
     let sleep = |ms: u64| json!({"name": "t-sleep", "arguments": {"ms": ms}});
+    let twin = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
+        "params": sleep(ms)})
+    };
     // The first call learns the tool answers plainly; the next ones take the lane.
     gw.request(json!(0), "tools/call", sleep(1)).await?;
     let first = {
-        let request = gw.post(
-            &json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
-            "params": sleep(2_000)}),
-        );
-        tokio::spawn(async move { read(request.send().await?).await })
+        let request = gw.post(&twin(1_500)).send();
+        tokio::spawn(async move { read(request.await?).await })
     };
-    gw.wait_stderr("express call").await?;
-    let (way, second) = gw.request(json!("twin"), "tools/call", sleep(1)).await?;
-    assert_eq!(way, Way::Lane, "{second}");
-    assert!(second.get("result").is_some(), "{second}");
+    let mut lines = gw.stderr.clone();
+    let on_lane = |n: usize| {
+        move |l: &Vec<String>| l.iter().filter(|l| l.contains("express call")).count() >= n
+    };
+    tokio::time::timeout(WAIT, lines.wait_for(on_lane(1))).await??;
+    let second = {
+        let request = gw.post(&twin(60_000)).send();
+        tokio::spawn(async move {
+            let response = request.await?;
+            let status = response.status();
+            response.text().await.map(|text| (status, text))
+        })
+    };
+    tokio::time::timeout(WAIT, lines.wait_for(on_lane(2))).await??;
     let (way, first) = tokio::time::timeout(WAIT, first).await???;
     assert_eq!(way, Way::Lane, "{first}");
     assert_eq!(first["id"], "twin");
     assert!(first.get("result").is_some(), "{first}");
+    // The first's end took only its own entry: the second is still there to cancel.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "twin"}});
+    let cancelled = gw.post_raw(&cancel, &[]).await?;
+    assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
+    gw.wait_stderr("sleep cancelled by the client").await?;
+    let (status, text) = tokio::time::timeout(WAIT, second).await???;
+    assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{text}");
     Ok(())
 }
 

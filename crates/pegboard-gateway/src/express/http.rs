@@ -425,9 +425,13 @@ impl CallEntry {
 impl Drop for CallEntry {
     fn drop(&mut self) {
         // Closed first: a sender dropped while its receiver waits wakes the call's task once
-        // more, for nothing.
+        // more, for nothing. Closed, it also tells this call's sender from that of a later call
+        // under the same id, which took its place and stays (see `run`).
         self.cancelled.close();
-        self.lane.calls().remove(&self.key);
+        let mut calls = self.lane.calls();
+        if calls.get(&self.key).is_some_and(oneshot::Sender::is_closed) {
+            calls.remove(&self.key);
+        }
     }
 }
 
