@@ -323,6 +323,36 @@ fn test_server(extra: Value) -> Value {
     entry
 }
 
+/// A second call under the id of one still running (see the HTTP lane's test of the same):
+/// the first still answers, and its end leaves the second cancellable.
+#[tokio::test]
+async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
+    let mut s = Session::start(&json!({"mcpServers": {"t": test_server(json!({}))}})).await?;
+    s.request(
+        json!(0),
+        "tools/call",
+        json!({"name": "t-sleep", "arguments": {"ms": 1}}),
+    )
+    .await?;
+    let twin = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
+            "params": {"name": "t-sleep", "arguments": {"ms": ms}}})
+    };
+    s.send(&twin(1_500)).await?;
+    s.wait_express(1).await?;
+    s.send(&twin(60_000)).await?;
+    s.wait_express(2).await?;
+    let (_, first) = s.until_answer(&json!("twin")).await?;
+    assert!(first.get("result").is_some(), "{first}");
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": "twin"}}),
+    )
+    .await?;
+    s.wait_stderr("sleep cancelled by the client").await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn the_lane_keeps_cancellation_timeouts_and_reports_a_dead_server() -> Result<()> {
     let mut s = Session::start(&json!({"mcpServers": {

@@ -1,15 +1,14 @@
 //! The client's end of the express lane: takes the `tools/call` requests it can carry out of the
 //! client's input before rmcp parses them, and answers them itself.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use pegboard::PegBoard;
 use rmcp::{Peer, RoleServer};
 use tokio::io::AsyncWrite;
-use tokio_util::sync::CancellationToken;
 
 use super::call::prepare;
+use super::cancels::Cancels;
 use super::request::{Call, Incoming, classify};
 use super::tools_list::ToolsList;
 use super::writer::{LineOut, LineSink};
@@ -26,7 +25,7 @@ pub struct Front<W> {
     /// The session's peer, once its handshake is done and it speaks a legacy generation.
     peer: OnceLock<Peer<RoleServer>>,
     /// Calls on the lane by the client's raw id: how to cancel each.
-    calls: Mutex<HashMap<Box<[u8]>, CancellationToken>>,
+    calls: Arc<Cancels<Box<[u8]>>>,
     startup: Startup,
     tools: ToolsList,
 }
@@ -39,7 +38,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
             progress_out: Arc::new(out.clone()),
             out,
             peer: OnceLock::new(),
-            calls: Mutex::new(HashMap::new()),
+            calls: Arc::default(),
             startup,
             tools: ToolsList::default(),
         })
@@ -53,10 +52,6 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         }
     }
 
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<Box<[u8]>, CancellationToken>> {
-        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Take `call` when it can go on the lane (see [`super::call::prepare`]).
     fn take(&self, peer: &Peer<RoleServer>, call: &Call<'_>) -> bool {
         let Some(me) = self.me.upgrade() else {
@@ -66,16 +61,10 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         let Some(job) = prepare(&self.board, peer, call, out) else {
             return false;
         };
-        let ds_id: Box<[u8]> = call.id().into();
-        let cancel = CancellationToken::new();
-        self.calls().insert(ds_id.clone(), cancel.clone());
+        let entry = self.calls.register(call.id().into());
         tokio::spawn(async move {
-            let answer = tokio::select! {
-                answer = job.run() => Some(answer),
-                // No answer for a cancelled request; dropping the job tells the server.
-                () = cancel.cancelled() => None,
-            };
-            me.calls().remove(&ds_id);
+            // No answer for a cancelled request; dropping the job tells the server.
+            let answer = entry.run(job, std::future::pending()).await;
             if let Some(line) = answer
                 && let Err(e) = me.out.write_line(&line).await
             {
@@ -102,13 +91,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
     }
 
     fn cancel(&self, ds_id: &[u8]) -> bool {
-        match self.calls().remove(ds_id) {
-            Some(cancel) => {
-                cancel.cancel();
-                true
-            }
-            None => false,
-        }
+        self.calls.cancel(ds_id)
     }
 }
 

@@ -15,7 +15,6 @@
 //! (rmcp checks those), a `Host` rmcp allows, JSON in, JSON and SSE accepted, no SEP-2243
 //! `Mcp-Method` header, a legacy `MCP-Protocol-Version`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,11 +23,10 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use foldhash::fast::RandomState;
 use pegboard::PegBoard;
-use tokio::sync::oneshot;
 
-use super::call::{Job, prepare};
+use super::call::prepare;
+use super::cancels::Cancels;
 use super::events;
 use super::request::{Incoming, classify};
 use super::sessions::{SESSION_HEADER, Sessions};
@@ -38,9 +36,6 @@ use crate::startup::Startup;
 
 /// A call on the lane: its session and the client's raw id.
 type CallKey = (Arc<str>, Box<[u8]>);
-
-/// Calls on the lane: the sender that cancels each.
-type Calls = HashMap<CallKey, oneshot::Sender<()>, RandomState>;
 
 /// Headers the lane reads on every request, named once (a name given as `&str` is parsed at
 /// each lookup).
@@ -62,7 +57,7 @@ pub(crate) struct HttpLane {
     /// rmcp's limit on a request body.
     max_body: usize,
     /// Calls on the lane by session and the client's raw id: how to cancel each.
-    calls: Mutex<Calls>,
+    calls: Arc<Cancels<CallKey>>,
     /// The last Host, Content-Type and Accept found good (see [`HttpLane::plain_headers`]).
     seen: Mutex<Option<[HeaderValue; 3]>>,
     /// The bearer token the front requires, if any.
@@ -98,14 +93,10 @@ impl HttpLane {
             hosts: rules.hosts.iter().map(|h| AllowedHost::new(h)).collect(),
             idle: rules.idle,
             max_body: rules.max_body,
-            calls: Mutex::new(HashMap::default()),
+            calls: Arc::default(),
             seen: Mutex::new(None),
             token: rules.token,
         })
-    }
-
-    fn calls(&self) -> std::sync::MutexGuard<'_, Calls> {
-        self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the headers are ones rmcp would take as they are (see the module docs). Read in
@@ -297,7 +288,12 @@ impl HttpLane {
                     let Some((events, stream)) = events else {
                         // The client going away drops this future, and the job with it.
                         return Outcome::Answered(
-                            match self.register(key).run(job, std::future::pending()).await {
+                            match self
+                                .calls
+                                .register(key)
+                                .run(job, std::future::pending())
+                                .await
+                            {
                                 Some(line) => json(line),
                                 // Cancelled by the client, which expects no answer.
                                 None => StatusCode::ACCEPTED.into_response(),
@@ -305,7 +301,7 @@ impl HttpLane {
                         );
                     };
                     // Registered before the response goes out: a cancel may follow it at once.
-                    let entry = self.register(key);
+                    let entry = self.calls.register(key);
                     tokio::spawn(async move {
                         // Cancelled, or the client gone: the stream ends without an answer.
                         if let Some(answer) = entry.run(job, events.closed()).await
@@ -322,9 +318,7 @@ impl HttpLane {
             }
             Incoming::Cancelled(id) => {
                 let key = (Arc::clone(&session), Box::<[u8]>::from(id));
-                if let Some(cancel) = self.calls().remove(&key) {
-                    // Gone already when the call has just ended.
-                    let _ = cancel.send(());
+                if self.calls.cancel(&key) {
                     return Outcome::Answered(StatusCode::ACCEPTED.into_response());
                 }
             }
@@ -332,17 +326,6 @@ impl HttpLane {
         }
         self.sessions.through_rmcp(&session);
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
-    }
-
-    /// The call `key`, registered so that the client's `notifications/cancelled` finds it.
-    fn register(self: &Arc<Self>, key: CallKey) -> CallEntry {
-        let (cancel, cancelled) = oneshot::channel();
-        self.calls().insert(key.clone(), cancel);
-        CallEntry {
-            lane: Arc::clone(self),
-            key,
-            cancelled,
-        }
     }
 
     /// The whole body, up to rmcp's limit; the timer starts only when the body is not all
@@ -392,46 +375,6 @@ pub(crate) async fn serve(
     match lane.take(request, None).await {
         Outcome::Answered(response) => response,
         Outcome::Untouched(request) | Outcome::Read(request) => next.run(request).await,
-    }
-}
-
-/// A call's entry in [`HttpLane::calls`], removed when dropped (however the call ends, also
-/// when the future running it is dropped).
-struct CallEntry {
-    lane: Arc<HttpLane>,
-    key: CallKey,
-    cancelled: oneshot::Receiver<()>,
-}
-
-impl CallEntry {
-    /// Run `job` until it answers (the answer line), the client cancels it or `gone` completes
-    /// (`None`; the job, dropped, cancels the call upstream).
-    async fn run(mut self, job: Job, gone: impl Future<Output = ()>) -> Option<Vec<u8>> {
-        let cancelled = async {
-            // A sender dropped unsent is no cancel: the client sent another call under the same
-            // id, whose entry took this one's place.
-            if (&mut self.cancelled).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
-        tokio::select! {
-            answer = job.run() => Some(answer),
-            () = cancelled => None,
-            () = gone => None,
-        }
-    }
-}
-
-impl Drop for CallEntry {
-    fn drop(&mut self) {
-        // Closed first: a sender dropped while its receiver waits wakes the call's task once
-        // more, for nothing. Closed, it also tells this call's sender from that of a later call
-        // under the same id, which took its place and stays (see `run`).
-        self.cancelled.close();
-        let mut calls = self.lane.calls();
-        if calls.get(&self.key).is_some_and(oneshot::Sender::is_closed) {
-            calls.remove(&self.key);
-        }
     }
 }
 

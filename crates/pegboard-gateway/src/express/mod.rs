@@ -21,6 +21,7 @@
 //! namespaced (then the result is rebuilt as on rmcp's way).
 
 mod call;
+mod cancels;
 mod events;
 pub(crate) mod front;
 pub(crate) mod http;
