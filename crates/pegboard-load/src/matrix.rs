@@ -1,0 +1,299 @@
+//! The measured matrix: for each backend, every front started once, then each concurrency in
+//! interleaved rounds (see the crate's README for the fronts and the columns).
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::cpu::Probe;
+use crate::http::HttpPeer;
+use crate::report::{self, Row};
+use crate::rpc::{Budget, Template};
+use crate::stdio::StdioPeer;
+use crate::{BackendName, Front, RunArgs, gateway, pegboard_binary};
+
+/// Measure every backend `args` names through every front, and print the table (or the JSON).
+pub(crate) async fn run(args: RunArgs) -> Result<()> {
+    let pegboard = pegboard_binary(args.pegboard.as_deref())?;
+    let dir = std::env::temp_dir().join(format!("pegboard-load-{}", std::process::id()));
+    let mut rows = Vec::new();
+    let mut result = Ok(());
+    for backend in backends(&args, &pegboard)? {
+        match measure(&backend, &args, &pegboard, &dir).await {
+            Ok(r) => {
+                if !args.json {
+                    eprintln!("{}", report::table(&r));
+                }
+                rows.extend(r);
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("{}", report::table(&rows));
+    }
+    result
+}
+
+/// A backend: its argv, the tool called and the arguments.
+struct Backend {
+    label: String,
+    argv: Vec<String>,
+    method: &'static str,
+    tool: Option<&'static str>,
+    arguments: serde_json::Value,
+}
+
+impl Backend {
+    fn request(&self, front: Front) -> Template {
+        match self.tool {
+            Some(tool) => {
+                let name = match front {
+                    Front::Direct => tool.to_owned(),
+                    _ => format!("{}-{tool}", gateway::NAMESPACE),
+                };
+                Template::new(
+                    self.method,
+                    &json!({"name": name, "arguments": self.arguments}),
+                )
+            }
+            None => Template::new(self.method, &json!({})),
+        }
+    }
+}
+
+fn backends(args: &RunArgs, pegboard: &std::path::Path) -> Result<Vec<Backend>> {
+    let me = std::env::current_exe()?.display().to_string();
+    let pb = pegboard.display().to_string();
+    let mut out = Vec::new();
+    for name in &args.backends {
+        out.push(match name {
+            BackendName::Units => Backend {
+                label: "units convert".into(),
+                argv: vec![pb.clone(), "demo-server".into(), "units".into()],
+                method: "tools/call",
+                tool: Some("convert"),
+                arguments: json!({"value": 10, "from": "km", "to": "mi"}),
+            },
+            BackendName::Everything => {
+                if !args.everything.exists() {
+                    eprintln!(
+                        "pegboard-load: skipping server-everything: {} not found (scripts/setup-test-deps.sh installs it)",
+                        args.everything.display()
+                    );
+                    continue;
+                }
+                Backend {
+                    label: "everything echo".into(),
+                    argv: vec![
+                        std::fs::canonicalize(&args.everything)?
+                            .display()
+                            .to_string(),
+                        "stdio".into(),
+                    ],
+                    method: "tools/call",
+                    tool: Some("echo"),
+                    arguments: json!({"message": "hello"}),
+                }
+            }
+            BackendName::Work1ms => Backend {
+                label: "work 1 ms".into(),
+                argv: vec![me.clone(), "backend".into()],
+                method: "tools/call",
+                tool: Some("work"),
+                arguments: json!({"ms": 1}),
+            },
+        });
+    }
+    if args.list_tools > 0 {
+        out.push(Backend {
+            label: format!("tools/list {}", args.list_tools),
+            argv: vec![
+                me,
+                "backend".into(),
+                "--tools".into(),
+                args.list_tools.to_string(),
+            ],
+            method: "tools/list",
+            tool: None,
+            arguments: json!({}),
+        });
+    }
+    Ok(out)
+}
+
+/// Every front of one backend, all concurrencies; direct first at each concurrency.
+async fn measure(
+    backend: &Backend,
+    args: &RunArgs,
+    pegboard: &std::path::Path,
+    dir: &std::path::Path,
+) -> Result<Vec<Row>> {
+    let label = &backend.label;
+    let slug: String = label
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '_' })
+        .collect();
+    let config = gateway::write_config(dir, &slug, &backend.argv, &args.backend_env)?;
+    let gateway_bin = args.gateway_bin.as_deref().unwrap_or(pegboard);
+    let mut direct = StdioPeer::start(&backend.argv, &args.backend_env)
+        .await
+        .with_context(|| format!("{label}: direct"))?;
+    let me = std::env::current_exe()?.display().to_string();
+    let mut piped = Vec::new();
+    for &front in &args.fronts {
+        let argv = match front {
+            Front::Direct | Front::Http | Front::McpProxy | Front::RelayHttp => continue,
+            Front::Stdio => gateway::stdio_argv(gateway_bin, &config),
+            Front::Relay | Front::RelayParse => {
+                let mut argv = vec![me.clone(), "relay".into()];
+                if front == Front::RelayParse {
+                    argv.push("--parse".into());
+                }
+                argv.push("--".into());
+                argv.extend(backend.argv.iter().cloned());
+                argv
+            }
+        };
+        // The relay passes its environment on to the backend it starts, as pegboard does.
+        let env = match front {
+            Front::Stdio => args.gateway_env.clone(),
+            _ => args.backend_env.clone(),
+        };
+        let peer = StdioPeer::start(&argv, &env)
+            .await
+            .with_context(|| format!("{label}: {}", front.label()))?;
+        piped.push((front, peer));
+    }
+    let (http_gateway, mut via_http) = match args.fronts.contains(&Front::Http) {
+        true => {
+            let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
+            let peer = HttpPeer::start(gw.addr, "/mcp")
+                .await
+                .with_context(|| format!("{label}: pegboard serve --http"))?;
+            (Some(gw), Some(peer))
+        }
+        false => (None, None),
+    };
+    let (relay_http, mut via_relay_http) = match args.fronts.contains(&Front::RelayHttp) {
+        true => {
+            let mut command = tokio::process::Command::new(&me);
+            command
+                .envs(args.backend_env.iter().map(|(k, v)| (k, v)))
+                .args(["relay-http", "--"])
+                .args(&backend.argv);
+            let gw = gateway::listening(command, "pegboard-load relay-http").await?;
+            let peer = HttpPeer::start(gw.addr, "/mcp")
+                .await
+                .with_context(|| format!("{label}: relay-http"))?;
+            (Some(gw), Some(peer))
+        }
+        false => (None, None),
+    };
+    let (proxy_gateway, mut via_proxy) =
+        match (args.fronts.contains(&Front::McpProxy), &args.mcp_proxy) {
+            (false, _) => (None, None),
+            (true, None) => anyhow::bail!("the mcp-proxy front needs --mcp-proxy PATH"),
+            (true, Some(binary)) => {
+                let gw = gateway::start_mcp_proxy(binary, dir, &slug, &backend.argv).await?;
+                let peer = HttpPeer::start(gw.addr, "/")
+                    .await
+                    .with_context(|| format!("{label}: mcp-proxy"))?;
+                (Some(gw), Some(peer))
+            }
+        };
+    // tools/list is what a client does once per session: sequential only.
+    let levels: &[usize] = if backend.tool.is_none() {
+        &[1]
+    } else {
+        &args.concurrency
+    };
+    let budget = Budget {
+        warmup: args.warmup,
+        calls: args.calls,
+        time: Duration::from_secs_f64(args.seconds),
+    };
+    let direct_probe = Probe::of(direct.pid());
+    let [http_probe, relay_http_probe, proxy_probe] = [&http_gateway, &relay_http, &proxy_gateway]
+        .map(|gw| Probe::of(gw.as_ref().and_then(gateway::HttpGateway::pid)));
+    let mut rows = Vec::new();
+    for &n in levels {
+        // Per round: the direct row, then one row per front (in the order below).
+        let mut rounds: Vec<Vec<Row>> = Vec::new();
+        for _ in 0..args.rounds {
+            let samples = direct
+                .load(&backend.request(Front::Direct), n, budget, direct_probe)
+                .await?;
+            let base = Row::new(label, "direct", n, samples, None);
+            let mut round = Vec::new();
+            for (front, peer) in &mut piped {
+                let probe = Probe::of(peer.pid());
+                let samples = peer
+                    .load(&backend.request(*front), n, budget, probe)
+                    .await?;
+                round.push(Row::new(label, front.label(), n, samples, Some(&base)));
+            }
+            if let Some(peer) = via_http.as_mut() {
+                let samples = peer
+                    .load(&backend.request(Front::Http), n, budget, http_probe)
+                    .await?;
+                round.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
+            }
+            if let Some(peer) = via_relay_http.as_mut() {
+                let samples = peer
+                    .load(
+                        &backend.request(Front::RelayHttp),
+                        n,
+                        budget,
+                        relay_http_probe,
+                    )
+                    .await?;
+                round.push(Row::new(
+                    label,
+                    Front::RelayHttp.label(),
+                    n,
+                    samples,
+                    Some(&base),
+                ));
+            }
+            if let Some(peer) = via_proxy.as_mut() {
+                let samples = peer
+                    .load(&backend.request(Front::McpProxy), n, budget, proxy_probe)
+                    .await?;
+                round.push(Row::new(
+                    label,
+                    Front::McpProxy.label(),
+                    n,
+                    samples,
+                    Some(&base),
+                ));
+            }
+            round.insert(0, base);
+            rounds.push(round);
+        }
+        let fronts = rounds.first().map_or(0, Vec::len);
+        for i in 0..fronts {
+            let runs: Vec<Row> = rounds.iter().filter_map(|r| r.get(i).cloned()).collect();
+            rows.extend(Row::median(&runs));
+        }
+    }
+    direct.close().await;
+    for (_, peer) in piped {
+        peer.close().await;
+    }
+    drop((via_http, via_relay_http, via_proxy));
+    for gw in [http_gateway, relay_http, proxy_gateway]
+        .into_iter()
+        .flatten()
+    {
+        gw.stop().await;
+    }
+    Ok(rows)
+}
