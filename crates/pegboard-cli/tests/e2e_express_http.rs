@@ -196,6 +196,16 @@ impl Gateway {
     async fn wait_stderr(&mut self, needle: &str) -> Result<()> {
         common::wait_for_line(&mut self.stderr, needle).await
     }
+
+    /// How many lines the gateway has logged with `needle` in them.
+    fn logged(&self, needle: &str) -> usize {
+        common::count_lines(&self.stderr.borrow(), needle)
+    }
+
+    /// Wait until the gateway has logged `n` lines with `needle` in them.
+    async fn wait_logged(&mut self, needle: &str, n: usize) -> Result<()> {
+        common::wait_for_lines(&mut self.stderr, needle, n).await
+    }
 }
 
 /// The JSON-RPC answer in a response: its JSON body, or the SSE event that carries an id.
@@ -362,30 +372,17 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
     assert!(!text.contains("\"id\":\"long\""), "{text}");
 
     // A client that goes away mid-call: the server hears the call cancelled too.
-    let before = cancelled_count(&gw);
+    let before = gw.logged("sleep cancelled by the client");
     let abandoned = {
         let request = gw.post(&sleeping("gone", 60_000)).send();
         // Reading the answer when aborted: the response is dropped, the connection closed.
         tokio::spawn(async move { request.await?.text().await })
     };
-    let mut lines = gw.stderr.clone();
-    tokio::time::timeout(
-        WAIT,
-        lines.wait_for(|l| l.iter().filter(|l| l.contains("express call")).count() >= 2),
-    )
-    .await??;
+    gw.wait_logged("express call", 2).await?;
     abandoned.abort();
-    tokio::time::timeout(
-        WAIT,
-        lines.wait_for(|l| {
-            l.iter()
-                .filter(|l| l.contains("sleep cancelled by the client"))
-                .count()
-                > before
-        }),
-    )
-    .await
-    .context("the server never heard of the client going away")??;
+    gw.wait_logged("sleep cancelled by the client", before + 1)
+        .await
+        .context("the server never heard of the client going away")?;
     Ok(())
 }
 
@@ -396,22 +393,18 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
 #[tokio::test]
 async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
     let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
-    let sleep = |ms: u64| json!({"name": "t-sleep", "arguments": {"ms": ms}});
+    let sleep_params = |ms: u64| json!({"name": "t-sleep", "arguments": {"ms": ms}});
     let twin = |ms: u64| {
         json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
-        "params": sleep(ms)})
+        "params": sleep_params(ms)})
     };
     // The first call learns the tool answers plainly; the next ones take the lane.
-    gw.request(json!(0), "tools/call", sleep(1)).await?;
+    gw.request(json!(0), "tools/call", sleep_params(1)).await?;
     let first = {
         let request = gw.post(&twin(1_500)).send();
         tokio::spawn(async move { read(request.await?).await })
     };
-    let mut lines = gw.stderr.clone();
-    let on_lane = |n: usize| {
-        move |l: &Vec<String>| l.iter().filter(|l| l.contains("express call")).count() >= n
-    };
-    tokio::time::timeout(WAIT, lines.wait_for(on_lane(1))).await??;
+    gw.wait_logged("express call", 1).await?;
     let second = {
         let request = gw.post(&twin(60_000)).send();
         tokio::spawn(async move {
@@ -420,7 +413,7 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
             response.text().await.map(|text| (status, text))
         })
     };
-    tokio::time::timeout(WAIT, lines.wait_for(on_lane(2))).await??;
+    gw.wait_logged("express call", 2).await?;
     let (way, first) = tokio::time::timeout(WAIT, first).await???;
     assert_eq!(way, Way::Lane, "{first}");
     assert_eq!(first["id"], "twin");
@@ -434,14 +427,6 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
     let (status, text) = tokio::time::timeout(WAIT, second).await???;
     assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{text}");
     Ok(())
-}
-
-fn cancelled_count(gw: &Gateway) -> usize {
-    gw.stderr
-        .borrow()
-        .iter()
-        .filter(|l| l.contains("sleep cancelled by the client"))
-        .count()
 }
 
 /// The lane is the HTTP front's outermost layer: a call of an open session without the token,
@@ -521,7 +506,7 @@ async fn the_router_for_other_apps_has_the_lane_too() -> Result<()> {
 
 #[tokio::test]
 async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Result<()> {
-    let gw = Gateway::start(json!({"everything": common::everything_entry()})).await?;
+    let mut gw = Gateway::start(json!({"everything": common::everything_entry()})).await?;
     let tool = "everything-trigger-long-running-operation";
     let mut seen = Vec::new();
     for (id, meta) in [
@@ -532,7 +517,7 @@ async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Resul
         // rmcp's client asks for progress on every request, with a number.
         (json!("lane"), json!({"progressToken": 7})),
     ] {
-        let lane_calls = express_calls(&gw);
+        let lane_calls = gw.logged("express call");
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": tool, "arguments": {"duration": 0.3, "steps": 3}, "_meta": meta}});
         let response = gw.post_raw(&body, &[]).await?;
@@ -563,27 +548,13 @@ async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Resul
             "{progress:?}"
         );
         if id == "lane" {
-            let mut lines = gw.stderr.clone();
-            tokio::time::timeout(
-                WAIT,
-                lines.wait_for(|l| {
-                    l.iter().filter(|l| l.contains("express call")).count() > lane_calls
-                }),
-            )
-            .await
-            .context("the call did not take the lane")??;
+            gw.wait_logged("express call", lane_calls + 1)
+                .await
+                .context("the call did not take the lane")?;
         }
         seen.push((progress.len(), answer["result"].clone()));
     }
     assert_eq!(seen[0].0, 3, "rmcp's way: every step before the answer");
     assert_eq!(seen[0], seen[1], "the lane: the same progress and answer");
     Ok(())
-}
-
-fn express_calls(gw: &Gateway) -> usize {
-    gw.stderr
-        .borrow()
-        .iter()
-        .filter(|l| l.contains("express call"))
-        .count()
 }

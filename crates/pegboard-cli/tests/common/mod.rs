@@ -206,14 +206,28 @@ pub async fn wait_for_line(
     lines: &mut tokio::sync::watch::Receiver<Vec<String>>,
     needle: &str,
 ) -> anyhow::Result<()> {
+    wait_for_lines(lines, needle, 1).await
+}
+
+/// Wait (30 s at most) until `n` lines containing `needle` are among `lines`.
+pub async fn wait_for_lines(
+    lines: &mut tokio::sync::watch::Receiver<Vec<String>>,
+    needle: &str,
+    n: usize,
+) -> anyhow::Result<()> {
     use anyhow::Context;
     tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        lines.wait_for(|lines| lines.iter().any(|l| l.contains(needle))),
+        lines.wait_for(|lines| count_lines(lines, needle) >= n),
     )
     .await
-    .with_context(|| format!("never logged {needle:?}"))??;
+    .with_context(|| format!("never logged {needle:?} {n} times"))??;
     Ok(())
+}
+
+/// How many of `lines` contain `needle`.
+pub fn count_lines(lines: &[String], needle: &str) -> usize {
+    lines.iter().filter(|l| l.contains(needle)).count()
 }
 
 /// Assert that two JSON-RPC answers carry the same `result` and `error`, numbers compared as
