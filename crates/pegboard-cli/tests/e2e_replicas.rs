@@ -33,7 +33,7 @@ const STICKY_PROXY_PASS: &str = "proxy_pass http://$pegboard_backend;";
 /// The name the replicas are reached under in the shipped file (`server_name`, `--allow-host`).
 const PUBLIC_HOST: &str = "mcp.example.com";
 
-/// Until nginx accepts connections.
+/// Until nginx says it is listening.
 const NGINX_START: Duration = Duration::from_secs(10);
 /// One client run, all its sessions and calls.
 const RUN: Duration = Duration::from_secs(180);
@@ -84,7 +84,7 @@ struct Nginx {
 }
 
 impl Nginx {
-    /// nginx serving `site` (an `http`-context config) on a free loopback port, once it accepts.
+    /// nginx serving `site` (an `http`-context config) on a free loopback port, once it listens.
     async fn start(site: &str) -> Result<Self> {
         let dir = tempfile::tempdir()?;
         let root = dir.path();
@@ -96,46 +96,40 @@ impl Nginx {
         let listen = format!("127.0.0.1:{port}");
         std::fs::write(root.join("site.conf"), site.replace("{LISTEN}", &listen))?;
         let (r, t) = (root.display(), temp.display());
+        // Notices go to stderr too: nginx prints its version there once it has read the config
+        // and is listening (the listening socket is opened before), which is the event waited for.
         let main = format!(
             "daemon off;\nmaster_process off;\npid {r}/nginx.pid;\nerror_log {r}/error.log warn;\n\
+             error_log stderr notice;\n\
              events {{ worker_connections 512; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {t}/body;\n  proxy_temp_path {t}/proxy;\n  \
              fastcgi_temp_path {t}/fastcgi;\n  uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n  \
              include {r}/site.conf;\n}}\n"
         );
         std::fs::write(root.join("nginx.conf"), main)?;
-        let mut child = tokio::process::Command::new(nginx_binary())
+        let mut command = tokio::process::Command::new(nginx_binary());
+        command
             .arg("-p")
             .arg(root)
             .arg("-e")
             .arg(root.join("error.log"))
             .arg("-c")
-            .arg(root.join("nginx.conf"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .context("spawn nginx")?;
-        let started = Instant::now();
-        loop {
-            if let Some(status) = child.try_wait()? {
+            .arg(root.join("nginx.conf"));
+        let url = format!("http://{listen}/mcp");
+        let listening = |line: &str| {
+            (line.contains("[notice]") && line.contains(": nginx/")).then(|| url.clone())
+        };
+        let child = match common::spawn_serving(command, NGINX_START, listening).await {
+            Ok((child, _)) => child,
+            Err(e) => {
                 let log = std::fs::read_to_string(root.join("error.log")).unwrap_or_default();
-                bail!("nginx exited ({status}) before accepting connections:\n{log}");
+                bail!("nginx did not start listening on {listen}: {e:#}\n{log}");
             }
-            if tokio::net::TcpStream::connect(&listen).await.is_ok() {
-                break;
-            }
-            if started.elapsed() > NGINX_START {
-                bail!("nginx did not accept connections on {listen} within {NGINX_START:?}");
-            }
-            // Polling a connect: nginx tells nothing else when it is ready.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        };
         Ok(Self {
             _child: child,
             _dir: dir,
-            url: format!("http://{listen}/mcp"),
+            url,
         })
     }
 }
