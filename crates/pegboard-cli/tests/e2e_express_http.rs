@@ -42,32 +42,14 @@ impl Gateway {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("pegboard.json");
         std::fs::write(&path, json!({ "mcpServers": servers }).to_string())?;
-        let mut command = tokio::process::Command::new(common::pegboard());
-        command
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(&path);
-        if let Some(token) = token {
-            command.args(["--token", token]);
-        }
-        let mut child = command
-            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard::server_stderr=debug,demo_servers=info")
-            .env_remove("PEGBOARD_TOKEN")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stderr = common::collect_lines(child.stderr.take().context("stderr")?);
-        let mut watching = stderr.clone();
-        let found = tokio::time::timeout(
-            WAIT,
-            watching.wait_for(|lines| lines.iter().any(|l| common::serving_url(l).is_some())),
-        )
-        .await
-        .context("no `serving at URL` line")??
-        .iter()
-        .find_map(|l| common::serving_url(l));
-        let url = found.context("a URL")?;
+        let extra: &[&str] = match token {
+            Some(token) => &["--token", token],
+            None => &[],
+        };
+        let log =
+            "info,pegboard_gateway::express=trace,pegboard::server_stderr=debug,demo_servers=info";
+        let (child, url, stderr) =
+            common::serve_http_logged(&path, extra, &[("RUST_LOG", log)]).await?;
         Self::handshake(dir, Box::new(child), url, token, stderr).await
     }
 

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -91,25 +91,26 @@ async fn over_the_cap_a_new_session_gets_503_and_an_ended_one_frees_its_place() 
 #[tokio::test]
 async fn an_idle_session_is_closed_and_frees_its_place() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let (_child, addr) =
-        gateway(dir.path(), &["--max-sessions", "1", "--session-idle", "1"]).await?;
+    let (_child, url, mut log) = common::serve_http_logged(
+        &common::write_demo_config(dir.path()),
+        &["--max-sessions", "1", "--session-idle", "1"],
+        &[("RUST_LOG", "info,pegboard_gateway::http=debug")],
+    )
+    .await?;
+    let addr = common::host_port(&url);
     let answer = request(&addr, "POST", None, INITIALIZE).await?;
     assert_eq!(status(&answer), "200", "{answer}");
     let id = header(&answer, "mcp-session-id")
         .context("no session id")?
         .to_string();
-    // The place comes free once the idle session is closed; until then a new one is refused.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let answer = request(&addr, "POST", None, INITIALIZE).await?;
-        match status(&answer) {
-            "200" => break,
-            "503" if tokio::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            other => bail!("a new session after the idle one: {other}\n{answer}"),
-        }
-    }
+    // rmcp closes it after a second without a request; then its place is free.
+    common::wait_for_line(&mut log, &format!("HTTP session {id} closed")).await?;
+    let answer = request(&addr, "POST", None, INITIALIZE).await?;
+    assert_eq!(
+        status(&answer),
+        "200",
+        "a new session after the idle one: {answer}"
+    );
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
     let gone = request(&addr, "POST", Some(&id), ping).await?;
     assert_eq!(

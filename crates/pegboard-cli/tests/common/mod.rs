@@ -89,6 +89,44 @@ pub async fn serve_http(
     spawn_serving(command, std::time::Duration::from_secs(30), serving_url).await
 }
 
+/// [`serve_http`], keeping what the gateway logs: the child, its `http://ADDR/mcp` URL and its
+/// stderr lines as they come (for [`wait_for_line`]).
+pub async fn serve_http_logged(
+    config: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<(
+    tokio::process::Child,
+    String,
+    tokio::sync::watch::Receiver<Vec<String>>,
+)> {
+    use anyhow::Context;
+    let mut child = tokio::process::Command::new(pegboard())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--config")
+        .arg(config)
+        .env_remove("PEGBOARD_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let lines = collect_lines(child.stderr.take().context("stderr")?);
+    let mut watching = lines.clone();
+    let url = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        watching.wait_for(|lines| lines.iter().any(|l| serving_url(l).is_some())),
+    )
+    .await
+    .context("no `serving at URL` line")??
+    .iter()
+    .find_map(|l| serving_url(l))
+    .context("a URL")?;
+    Ok((child, url, lines))
+}
+
 /// Start `command` (no stdin or stdout, killed when dropped) and wait up to `within` for the
 /// stderr line in which `url_of` finds the URL it serves at: the child and that URL. Its stderr
 /// keeps being drained so it never blocks on it.

@@ -192,7 +192,16 @@ impl SessionManager for ReplicaSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        Ok(self.local.close_session(id).await?)
+        // rmcp closes a session twice when the client ends it (the `DELETE`, then the end of its
+        // worker): it is logged once, when it was open.
+        let was_open = self.local.has_session(id).await?;
+        self.local.close_session(id).await?;
+        if was_open {
+            // Logged once it is out of the table, so no longer counted against --max-sessions
+            // (the idle-session test waits for this line).
+            tracing::debug!("HTTP session {id} closed");
+        }
+        Ok(())
     }
 
     async fn create_stream(
