@@ -262,6 +262,23 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
         full["result"] == cached["result"],
         "the cached list differs"
     );
+    // The kept list goes out as it is kept, with its length said (not chunked).
+    let listed = gw
+        .post_raw(
+            &json!({"jsonrpc": "2.0", "id": "list-3", "method": "tools/list", "params": {}}),
+            &[],
+        )
+        .await?;
+    let length = listed
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = listed.bytes().await?;
+    assert_eq!(length, Some(body.len().to_string()), "Content-Length");
+    let answer: Value = serde_json::from_slice(&body)?;
+    assert_eq!(answer["id"], "list-3");
+    assert!(answer["result"] == cached["result"], "the list by its body");
 
     // A request with an Origin is left to rmcp, which checks it.
     let (way, _) = gw

@@ -314,7 +314,8 @@ impl HttpLane {
                 }
             }
             Incoming::ListTools(id) if self.startup.is_settled() => {
-                return Outcome::Answered(json(self.tools.answer(&self.board, id)));
+                let body = Body::new(self.tools.answer_body(&self.board, id));
+                return Outcome::Answered(json_response(body));
             }
             Incoming::Cancelled(id) => {
                 let key = (Arc::clone(&session), Box::<[u8]>::from(id));
@@ -383,7 +384,12 @@ fn json(mut line: Vec<u8>) -> Response {
     if line.last() == Some(&b'\n') {
         line.pop();
     }
-    let mut response = Response::new(Body::from(line));
+    json_response(Body::from(line))
+}
+
+/// `body` as a JSON response.
+fn json_response(body: Body) -> Response {
+    let mut response = Response::new(body);
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

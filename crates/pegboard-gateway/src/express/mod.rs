@@ -22,6 +22,7 @@
 
 mod call;
 mod cancels;
+mod chunks;
 mod events;
 pub(crate) mod front;
 pub(crate) mod http;

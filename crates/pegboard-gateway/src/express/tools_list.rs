@@ -6,28 +6,29 @@
 //! the list's JSON with the generation it was built at and answers with those bytes until the
 //! generation moves.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
+use axum::body::Bytes;
 use pegboard::PegBoard;
 use rmcp::model::ListToolsResult;
 
 /// The serialised `tools/list` result of one board generation (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct ToolsList {
-    cached: Mutex<Option<(u64, Arc<[u8]>)>>,
+    cached: Mutex<Option<(u64, Bytes)>>,
 }
 
 impl ToolsList {
     /// The answer for the board as it is now, but for its id and closing brace:
     /// `{"jsonrpc":"2.0","result":{...},"id":` (members in any order are one message; with the
     /// id last, the big part is written as it is kept, never copied into a new line).
-    fn head(&self, board: &PegBoard) -> Arc<[u8]> {
+    fn head(&self, board: &PegBoard) -> Bytes {
         // Read before building: a change while building makes the next call build again.
         let generation = board.generation();
         if let Some((built_at, json)) = &*self.cached.lock().unwrap_or_else(PoisonError::into_inner)
             && *built_at == generation
         {
-            return Arc::clone(json);
+            return json.clone();
         }
         let mut list = ListToolsResult::with_all_items(board.mcp_tools());
         // The lane serves legacy sessions only, which have no `resultType` (rmcp strips it for
@@ -37,24 +38,26 @@ impl ToolsList {
         // A list of tools made of JSON values serialises without fail.
         let _ = serde_json::to_writer(&mut head, &list);
         head.extend_from_slice(br#","id":"#);
-        let json: Arc<[u8]> = head.into();
+        let json = Bytes::from(head);
         *self.cached.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((generation, Arc::clone(&json)));
+            Some((generation, json.clone()));
         json
     }
 
     /// The answer line for request `id` (raw JSON) in two pieces: the kept head, and the id
     /// with the end of the line.
-    pub(crate) fn answer_parts(&self, board: &PegBoard, id: &[u8]) -> (Arc<[u8]>, Vec<u8>) {
+    pub(crate) fn answer_parts(&self, board: &PegBoard, id: &[u8]) -> (Bytes, Vec<u8>) {
         let mut tail = Vec::with_capacity(id.len() + 2);
         tail.extend_from_slice(id);
         tail.extend_from_slice(b"}\n");
         (self.head(board), tail)
     }
 
-    /// The whole answer line for request `id` (raw JSON).
-    pub(crate) fn answer(&self, board: &PegBoard, id: &[u8]) -> Vec<u8> {
-        let (head, tail) = self.answer_parts(board, id);
-        [&head[..], &tail[..]].concat()
+    /// The answer for request `id` (raw JSON) without the line's end, as a body that sends the
+    /// kept head as it is (see [`super::chunks`]).
+    pub(crate) fn answer_body(&self, board: &PegBoard, id: &[u8]) -> super::chunks::Chunks {
+        let (head, mut tail) = self.answer_parts(board, id);
+        tail.pop();
+        super::chunks::Chunks::new(vec![head, Bytes::from(tail)])
     }
 }
