@@ -172,43 +172,37 @@ async fn measure(
             .with_context(|| format!("{label}: {}", front.label()))?;
         piped.push((front, peer));
     }
-    let (http_gateway, mut via_http) = match args.fronts.contains(&Front::Http) {
-        true => {
-            let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
-            let peer = HttpPeer::start(gw.addr, "/mcp")
-                .await
-                .with_context(|| format!("{label}: pegboard serve --http"))?;
-            (Some(gw), Some(peer))
-        }
-        false => (None, None),
-    };
-    let (relay_http, mut via_relay_http) = match args.fronts.contains(&Front::RelayHttp) {
-        true => {
-            let mut command = tokio::process::Command::new(&me);
-            command
-                .envs(args.backend_env.iter().map(|(k, v)| (k, v)))
-                .args(["relay-http", "--"])
-                .args(&backend.argv);
-            let gw = gateway::listening(command, "pegboard-load relay-http").await?;
-            let peer = HttpPeer::start(gw.addr, "/mcp")
-                .await
-                .with_context(|| format!("{label}: relay-http"))?;
-            (Some(gw), Some(peer))
-        }
-        false => (None, None),
-    };
-    let (proxy_gateway, mut via_proxy) =
-        match (args.fronts.contains(&Front::McpProxy), &args.mcp_proxy) {
-            (false, _) => (None, None),
-            (true, None) => anyhow::bail!("the mcp-proxy front needs --mcp-proxy PATH"),
-            (true, Some(binary)) => {
-                let gw = gateway::start_mcp_proxy(binary, dir, &slug, &backend.argv).await?;
-                let peer = HttpPeer::start(gw.addr, "/")
-                    .await
-                    .with_context(|| format!("{label}: mcp-proxy"))?;
-                (Some(gw), Some(peer))
-            }
+    // The HTTP fronts, in this order: each a process listening, and the harness's client of it.
+    let mut served = Vec::new();
+    if args.fronts.contains(&Front::Http) {
+        let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
+        let peer = HttpPeer::start(gw.addr, "/mcp")
+            .await
+            .with_context(|| format!("{label}: pegboard serve --http"))?;
+        served.push((Front::Http, gw, peer));
+    }
+    if args.fronts.contains(&Front::RelayHttp) {
+        let mut command = tokio::process::Command::new(&me);
+        command
+            .envs(args.backend_env.iter().map(|(k, v)| (k, v)))
+            .args(["relay-http", "--"])
+            .args(&backend.argv);
+        let gw = gateway::listening(command, "pegboard-load relay-http").await?;
+        let peer = HttpPeer::start(gw.addr, "/mcp")
+            .await
+            .with_context(|| format!("{label}: relay-http"))?;
+        served.push((Front::RelayHttp, gw, peer));
+    }
+    if args.fronts.contains(&Front::McpProxy) {
+        let Some(binary) = &args.mcp_proxy else {
+            anyhow::bail!("the mcp-proxy front needs --mcp-proxy PATH");
         };
+        let gw = gateway::start_mcp_proxy(binary, dir, &slug, &backend.argv).await?;
+        let peer = HttpPeer::start(gw.addr, "/")
+            .await
+            .with_context(|| format!("{label}: mcp-proxy"))?;
+        served.push((Front::McpProxy, gw, peer));
+    }
     // tools/list is what a client does once per session: sequential only.
     let levels: &[usize] = if backend.tool.is_none() {
         &[1]
@@ -221,8 +215,6 @@ async fn measure(
         time: Duration::from_secs_f64(args.seconds),
     };
     let direct_probe = Probe::of(direct.pid());
-    let [http_probe, relay_http_probe, proxy_probe] = [&http_gateway, &relay_http, &proxy_gateway]
-        .map(|gw| Probe::of(gw.as_ref().and_then(gateway::HttpGateway::pid)));
     let mut rows = Vec::new();
     for &n in levels {
         // Per round: the direct row, then one row per front (in the order below).
@@ -240,40 +232,12 @@ async fn measure(
                     .await?;
                 round.push(Row::new(label, front.label(), n, samples, Some(&base)));
             }
-            if let Some(peer) = via_http.as_mut() {
+            for (front, gw, peer) in &mut served {
+                let probe = Probe::of(gw.pid());
                 let samples = peer
-                    .load(&backend.request(Front::Http), n, budget, http_probe)
+                    .load(&backend.request(*front), n, budget, probe)
                     .await?;
-                round.push(Row::new(label, "pegboard http", n, samples, Some(&base)));
-            }
-            if let Some(peer) = via_relay_http.as_mut() {
-                let samples = peer
-                    .load(
-                        &backend.request(Front::RelayHttp),
-                        n,
-                        budget,
-                        relay_http_probe,
-                    )
-                    .await?;
-                round.push(Row::new(
-                    label,
-                    Front::RelayHttp.label(),
-                    n,
-                    samples,
-                    Some(&base),
-                ));
-            }
-            if let Some(peer) = via_proxy.as_mut() {
-                let samples = peer
-                    .load(&backend.request(Front::McpProxy), n, budget, proxy_probe)
-                    .await?;
-                round.push(Row::new(
-                    label,
-                    Front::McpProxy.label(),
-                    n,
-                    samples,
-                    Some(&base),
-                ));
+                round.push(Row::new(label, front.label(), n, samples, Some(&base)));
             }
             round.insert(0, base);
             rounds.push(round);
@@ -288,11 +252,10 @@ async fn measure(
     for (_, peer) in piped {
         peer.close().await;
     }
-    drop((via_http, via_relay_http, via_proxy));
-    for gw in [http_gateway, relay_http, proxy_gateway]
-        .into_iter()
-        .flatten()
-    {
+    let (served, clients): (Vec<_>, Vec<_>) =
+        served.into_iter().map(|(_, gw, peer)| (gw, peer)).unzip();
+    drop(clients);
+    for gw in served {
         gw.stop().await;
     }
     Ok(rows)
