@@ -78,6 +78,16 @@ pub async fn serve_http(
     extra: &[&str],
     env: &[(&str, &str)],
 ) -> anyhow::Result<(tokio::process::Child, String)> {
+    let command = serve_http_command(config, extra, env);
+    spawn_serving(command, std::time::Duration::from_secs(30), serving_url).await
+}
+
+/// The command line of [`serve_http`].
+fn serve_http_command(
+    config: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(pegboard());
     command
         .args(["serve", "--http", "127.0.0.1:0"])
@@ -86,7 +96,19 @@ pub async fn serve_http(
         .arg(config)
         .env_remove("PEGBOARD_TOKEN")
         .envs(env.iter().copied());
-    spawn_serving(command, std::time::Duration::from_secs(30), serving_url).await
+    command
+}
+
+/// Start `command` with no stdin or stdout and its stderr piped, killed when dropped.
+fn spawn_stderr_piped(
+    command: &mut tokio::process::Command,
+) -> std::io::Result<tokio::process::Child> {
+    command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
 }
 
 /// [`serve_http`], keeping what the gateway logs: the child, its `http://ADDR/mcp` URL and its
@@ -101,18 +123,7 @@ pub async fn serve_http_logged(
     tokio::sync::watch::Receiver<Vec<String>>,
 )> {
     use anyhow::Context;
-    let mut child = tokio::process::Command::new(pegboard())
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .args(extra)
-        .arg("--config")
-        .arg(config)
-        .env_remove("PEGBOARD_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut child = spawn_stderr_piped(&mut serve_http_command(config, extra, env))?;
     let lines = collect_lines(child.stderr.take().context("stderr")?);
     let mut watching = lines.clone();
     let url = tokio::time::timeout(
@@ -137,12 +148,7 @@ pub async fn spawn_serving(
 ) -> anyhow::Result<(tokio::process::Child, String)> {
     use anyhow::Context;
     use tokio::io::AsyncBufReadExt;
-    let mut child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut child = spawn_stderr_piped(&mut command)?;
     let stderr = child.stderr.take().context("stderr")?;
     let mut stderr = tokio::io::BufReader::new(stderr).lines();
     let url = tokio::time::timeout(within, async {
