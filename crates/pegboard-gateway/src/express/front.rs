@@ -62,7 +62,9 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
             return false;
         };
         let entry = self.calls.register(call.id().into());
-        tokio::spawn(async move {
+        // Boxed: the call's future is large (its timer, flight and answer), and a task moves
+        // what it is given several times on its way to the scheduler; a box moves once.
+        tokio::spawn(Box::pin(async move {
             // No answer for a cancelled request; dropping the job tells the server.
             let answer = entry.run(job, std::future::pending()).await;
             if let Some(line) = answer
@@ -70,7 +72,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
             {
                 tracing::debug!("could not answer the client: {e}");
             }
-        });
+        }));
         true
     }
 
