@@ -85,7 +85,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Front<W> {
         let (head, tail) = self.tools.answer_parts(&self.board, id);
         let out = self.out.clone();
         tokio::spawn(async move {
-            if let Err(e) = out.write_parts(&[&head, &tail]).await {
+            if let Err(e) = out.write_parts(&head, &tail).await {
                 tracing::debug!("could not answer the client: {e}");
             }
         });
