@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the third-party MCP servers and clients that the end-to-end tests drive, into
 # target/test-deps (idempotent; nothing outside the checkout is touched):
-#   - PyPI: mcp (the official Python SDK, as a client) and mcp-server-time (a real server)
+#   - PyPI: mcp (the official Python SDK, as a client) and mcp-server-time (a real server);
+#           in a venv of its own, mcp 1.x (the SDK generation LangChain's and LlamaIndex's MCP
+#           adapters still run on, for the interop tests of what they do: list and close at once)
+#           opentelemetry-proto (the official OTLP protobuf definitions) with grpcio, for the OTLP
+#           receiver the telemetry tests export spans to (crates/pegboard-gateway/tests/support/)
 #   - npm:  @modelcontextprotocol/server-everything (the reference server) and
 #           @modelcontextprotocol/sdk (the official TypeScript SDK, as a client; the version
 #           server-everything 2026.8.31 resolves to, declared so the client tests own the pin),
 #           @modelcontextprotocol/inspector (the MCP Inspector, driven in its --cli mode; it declares
-#           Node >= 22.19 but its CLI runs on the machines' Node 20, and needs no network when run)
+#           Node >= 22.19 but its CLI runs on the machines' Node 20, and needs no network when run),
+#           oidc-provider (panva's certified OpenID provider: the IdP of the gateway's JWT tests and
+#           the authorization server of the upstream OAuth refresh tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deps="target/test-deps"
@@ -18,8 +24,30 @@ if [ ! -x "$deps/venv/bin/mcp-server-time" ] || ! "$deps/venv/bin/python" -c "im
   "$deps/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "mcp-server-time==2026.10.19"
 fi
 
+mcp1="1.30.0"
+if ! "$deps/venv-mcp1/bin/python" -c "
+import sys, importlib.metadata as m
+sys.exit(m.version('mcp') != '$mcp1')" 2>/dev/null; then
+  echo "setup: installing mcp $mcp1 into $deps/venv-mcp1" >&2
+  python3 -m venv "$deps/venv-mcp1"
+  "$deps/venv-mcp1/bin/pip" install --quiet --disable-pip-version-check "mcp==$mcp1"
+fi
+
+otel_proto="1.45.2"
+protobuf="6.33.6"
+grpcio="1.85.3"
+if ! "$deps/venv/bin/python" -c "
+import sys, importlib.metadata as m
+want = {'opentelemetry-proto': '$otel_proto', 'protobuf': '$protobuf', 'grpcio': '$grpcio'}
+sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null; then
+  echo "setup: installing opentelemetry-proto, protobuf and grpcio into $deps/venv" >&2
+  "$deps/venv/bin/pip" install --quiet --disable-pip-version-check "opentelemetry-proto==$otel_proto" \
+    "protobuf==$protobuf" "grpcio==$grpcio"
+fi
+
 ts_sdk="1.32.2"
 inspector="2.12.0"
+oidc_provider="9.13.3"
 # The version of the installed npm package $1 ("" when it is not there).
 installed_version() {
   node -e 'try { console.log(require(process.argv[1]).version) } catch { }' \
@@ -29,12 +57,13 @@ if [ ! -e "$deps/node/node_modules/.bin/mcp-server-everything" ] \
   || [ "$(installed_version @modelcontextprotocol/sdk)" != "$ts_sdk" ] \
   || ! grep -q '"@modelcontextprotocol/sdk"' "$deps/node/package.json" 2>/dev/null \
   || [ ! -e "$deps/node/node_modules/.bin/mcp-inspector" ] \
-  || [ "$(installed_version @modelcontextprotocol/inspector)" != "$inspector" ]; then
-  echo "setup: installing @modelcontextprotocol/server-everything, @modelcontextprotocol/sdk and @modelcontextprotocol/inspector into $deps/node" >&2
+  || [ "$(installed_version @modelcontextprotocol/inspector)" != "$inspector" ] \
+  || [ "$(installed_version oidc-provider)" != "$oidc_provider" ]; then
+  echo "setup: installing @modelcontextprotocol/server-everything, @modelcontextprotocol/sdk, @modelcontextprotocol/inspector and oidc-provider into $deps/node" >&2
   mkdir -p "$deps/node"
   # The real path: through the target/ symlink of a worktree npm would write relative paths into the lock.
   npm install --silent --no-audit --no-fund --save-exact --prefix "$(cd "$deps/node" && pwd -P)" \
     "@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/sdk@$ts_sdk" \
-    "@modelcontextprotocol/inspector@$inspector" >&2
+    "@modelcontextprotocol/inspector@$inspector" "oidc-provider@$oidc_provider" >&2
 fi
 echo "setup: test dependencies ready in $deps" >&2

@@ -83,6 +83,11 @@ OPTIONS:
                        `test://ask/{via}` resources) that asks the client for input: sampling,
                        elicitation or roots, with input_required for 2026-07-28 clients and
                        with requests during the call for older ones
+    --parity-tools     add the tools of the gateway's parity suites: `echo_meta {}` (answers
+                       with the request's _meta), `progress {values, total?}` (sends those
+                       progress values in order) and `malformed {shape}` (answers with an
+                       invalid tool result: empty, unknown-content, content-not-array; or
+                       valid; over stdio only)
     -h, --help         print this help
 
 ENVIRONMENT:
@@ -155,6 +160,10 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
         args.remove(i);
         options.ask_tool = true;
     }
+    if let Some(i) = args.iter().position(|a| a == "--parity-tools") {
+        args.remove(i);
+        options.parity_tools = true;
+    }
     if let Some(extra) = args.first() {
         anyhow::bail!("unexpected argument {extra:?} (see --help)");
     }
@@ -176,5 +185,10 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     }
 
     tracing::info!(?options, "starting pegboard-test-server");
-    serve::run(TestServer::new(options), mode).await
+    let server = TestServer::new(options);
+    match mode {
+        // Over stdio the `malformed` tool can answer as asked (see `testing::Faults`).
+        serve::Mode::Stdio => serve::serve_stdio(crate::testing::Faults(server)).await,
+        serve::Mode::Http(addr) => serve::serve_http(server, addr).await,
+    }
 }

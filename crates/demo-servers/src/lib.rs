@@ -10,6 +10,7 @@
 //! * `TestServer` (feature `testing`): a configurable server for liveness, pagination, cancellation and
 //!   list_changed tests.
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod docs;
 pub mod launch;

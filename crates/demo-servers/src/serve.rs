@@ -4,7 +4,7 @@ use std::{net::SocketAddr, sync::Arc};
 
 use anyhow::Context as _;
 use rmcp::{
-    ServerHandler, ServiceExt,
+    RoleServer, ServerHandler, Service, ServiceExt,
     transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
     },
@@ -68,8 +68,9 @@ pub fn wants_help(args: &[String]) -> bool {
     args.iter().any(|a| a == "--help" || a == "-h")
 }
 
-/// Serves `server` over stdio until stdin reaches EOF (or the service is cancelled).
-pub async fn serve_stdio<S: ServerHandler>(server: S) -> anyhow::Result<()> {
+/// Serves `server` (a [`ServerHandler`], or any rmcp server [`Service`]) over stdio until stdin
+/// reaches EOF (or the service is cancelled).
+pub async fn serve_stdio<S: Service<RoleServer>>(server: S) -> anyhow::Result<()> {
     let running = server
         .serve(rmcp::transport::stdio_pipes())
         .await

@@ -1,10 +1,12 @@
 //! `pegboard`: one MCP endpoint for all the servers of your `mcpServers` config.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod cli;
 mod commands;
 mod output;
 
-use pegboard_gateway::{config, connect, http, reload};
+use pegboard_gateway::config;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{Cli, Command};
-use crate::connect::Progress;
+use pegboard_gateway::Progress;
 
 /// The async runtime a command runs on. `TOKIO_WORKER_THREADS`, when set, asks for a
 /// multi-threaded one with that many workers, whatever the command.
@@ -57,11 +59,16 @@ fn main() {
     };
     let code = runtime.block_on(async move {
         let result = match cli.command {
-            Command::Serve(args) => commands::serve::run(args, progress).await,
+            Command::Serve(args) => commands::serve::run(*args, progress).await,
             Command::Tools(args) => commands::tools::run(args, progress).await,
             Command::Search(args) => commands::search::run(args, progress).await,
             Command::Call(args) => commands::call::run(args, progress).await,
+            Command::Pin(args) => commands::pin::run(args, progress).await,
+            Command::Login(args) => commands::login::run(args).await,
+            Command::Logout(args) => commands::login::logout(args).await,
+            Command::Auth(args) => commands::auth::run(args).await,
             Command::Demo(args) => commands::demo::run(args, progress).await,
+            Command::Status(args) => commands::status::run(args).await,
             Command::DemoServer(args) => commands::demo::serve_one(args).await,
         };
         match result {
@@ -87,7 +94,8 @@ fn init_logging(verbose: u8) {
         1 => {
             "warn,pegboard=debug,pegboard_cli=debug,pegboard_gateway=debug,pegboard::server_stderr=debug"
         }
-        2 => "debug",
+        // rmcp's OAuth code logs the authorization code at debug: not even that goes out.
+        2 => "debug,rmcp::transport::auth=info",
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));

@@ -1,8 +1,8 @@
 //! The express lane of `pegboard serve --http` (pegboard_gateway::express::http), over raw HTTP.
 //! rmcp's way answers a request with an SSE stream; the lane answers with one JSON body, so the
-//! response's content type tells which way a request went. A call whose `_meta` holds more than
-//! a progress token goes rmcp's way (`"_meta": {"e2e/way": "rmcp"}`), the same call without takes
-//! the lane: the answers must be the same.
+//! response's content type tells which way a request went. A call whose params hold a member the
+//! lane does not know goes rmcp's way (`"e2e/way": "rmcp"`, which rmcp ignores), the same call
+//! without takes the lane: the answers, and how each call ends, must be the same.
 
 mod common;
 
@@ -67,10 +67,10 @@ impl Gateway {
         )?);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/mcp", listener.local_addr()?);
-        tokio::spawn(pegboard_gateway::http_serve::serve(
+        tokio::spawn(pegboard_gateway::http::serve::serve(
             listener,
             app,
-            pegboard_gateway::http_serve::Timeouts::default(),
+            pegboard_gateway::http::serve::Timeouts::default(),
             stop.clone(),
         ));
         let (_, stderr) = watch::channel(Vec::new());
@@ -233,7 +233,7 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
             .request(
                 json!("full"),
                 "tools/call",
-                json!({"name": tool, "arguments": arguments, "_meta": {"e2e/way": "rmcp"}}),
+                json!({"name": tool, "arguments": arguments, "e2e/way": "rmcp"}),
             )
             .await?;
         assert_eq!(way, Way::Rmcp, "{tool}");
@@ -258,10 +258,7 @@ async fn the_http_lane_answers_as_rmcps_way_does() -> Result<()> {
     assert_eq!(way, Way::Rmcp);
     let (way, cached) = gw.request(json!(2), "tools/list", json!({})).await?;
     assert_eq!(way, Way::Lane);
-    assert!(
-        full["result"] == cached["result"],
-        "the cached list differs"
-    );
+    common::assert_lists_match_but_execution(&full, &cached);
     // The kept list goes out as it is kept, with its length said (not chunked).
     let listed = gw
         .post_raw(
@@ -320,17 +317,22 @@ async fn a_streamed_lane_call_is_cancelled_upstream() -> Result<()> {
     cancelled_upstream(true).await
 }
 
-/// A lane call (answered with one JSON body, or with `progress` as an event stream) cancelled
-/// by `notifications/cancelled`, then one whose client goes away: the server hears both.
+/// How each way ends a call, the same: a call cancelled by `notifications/cancelled` is
+/// cancelled upstream and gets no answer (the same response on both ways); a call whose client
+/// goes away runs to its end upstream (the streamable-HTTP spec: a disconnection is not a
+/// cancel); a call of a session the client deletes is cancelled upstream at once. Answered with
+/// one JSON body on the lane, or with `progress` as an event stream.
 async fn cancelled_upstream(progress: bool) -> Result<()> {
     let mut gw = Gateway::start(json!({"t": common::demo_server("test", &[])})).await?;
-    let sleeping = |id: &str, ms: u64| {
-        let meta = match progress {
-            true => json!({"progressToken": id}),
-            false => json!({}),
-        };
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "t-sleep", "arguments": {"ms": ms}, "_meta": meta}})
+    let sleeping = |id: &str, ms: u64, way: Way| {
+        let mut params = json!({"name": "t-sleep", "arguments": {"ms": ms}});
+        if progress {
+            params["_meta"] = json!({"progressToken": id});
+        }
+        if way == Way::Rmcp {
+            params["e2e/way"] = json!("rmcp");
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
     };
     let (way, _) = gw
         .request(
@@ -345,43 +347,91 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
         "a tool's first call learns it answers plainly"
     );
 
-    // Cancelled by the client: the server hears it, and the client gets no answer (202, or
-    // the event stream ends without one).
-    let long = {
-        let request = gw.post(&sleeping("long", 60_000)).send();
-        tokio::spawn(async move {
-            let response = request.await?;
-            let status = response.status();
-            response.text().await.map(|text| (status, text))
-        })
-    };
-    // Logged once the call is on the lane (and can be cancelled there).
-    gw.wait_stderr("express call").await?;
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": "long", "reason": "no longer needed"}});
-    let cancelled = gw.post_raw(&cancel, &[]).await?;
-    assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
-    gw.wait_stderr("sleep cancelled by the client").await?;
-    let (status, text) = tokio::time::timeout(WAIT, long).await???;
-    let expected = match progress {
-        true => reqwest::StatusCode::OK,
-        false => reqwest::StatusCode::ACCEPTED,
-    };
-    assert_eq!(status, expected);
-    assert!(!text.contains("\"id\":\"long\""), "{text}");
+    // Cancelled by the client: the server hears it, and the client gets no answer.
+    let mut ends = Vec::new();
+    for way in [Way::Rmcp, Way::Lane] {
+        let id = format!("long-{way:?}");
+        let started = gw.logged("sleep started");
+        let cancelled = gw.logged("sleep cancelled by the client");
+        let long = {
+            let request = gw.post(&sleeping(&id, 60_000, way)).send();
+            tokio::spawn(async move {
+                let response = request.await?;
+                let status = response.status();
+                let kind = response
+                    .headers()
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                response.text().await.map(|text| (status, kind, text))
+            })
+        };
+        gw.wait_logged("sleep started", started + 1).await?;
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "no longer needed"}});
+        let answer = gw.post_raw(&cancel, &[]).await?;
+        assert_eq!(answer.status(), reqwest::StatusCode::ACCEPTED, "{way:?}");
+        gw.wait_logged("sleep cancelled by the client", cancelled + 1)
+            .await?;
+        let (status, kind, text) = tokio::time::timeout(WAIT, long).await???;
+        assert!(
+            !text.contains(&format!("\"id\":\"{id}\"")),
+            "{way:?}: {text}"
+        );
+        ends.push((status, kind));
+    }
+    assert_eq!(ends[0], ends[1], "rmcp's way, then the lane");
 
-    // A client that goes away mid-call: the server hears the call cancelled too.
-    let before = gw.logged("sleep cancelled by the client");
-    let abandoned = {
-        let request = gw.post(&sleeping("gone", 60_000)).send();
-        // Reading the answer when aborted: the response is dropped, the connection closed.
-        tokio::spawn(async move { request.await?.text().await })
-    };
-    gw.wait_logged("express call", 2).await?;
-    abandoned.abort();
-    gw.wait_logged("sleep cancelled by the client", before + 1)
+    // A client that goes away mid-call: the call runs to its end upstream, on both ways.
+    for way in [Way::Rmcp, Way::Lane] {
+        let (started, finished) = (gw.logged("sleep started"), gw.logged("sleep finished"));
+        let cancelled = gw.logged("sleep cancelled by the client");
+        let abandoned = {
+            let request = gw
+                .post(&sleeping(&format!("gone-{way:?}"), 700, way))
+                .send();
+            // Reading the answer when aborted: the response is dropped, the connection closed.
+            tokio::spawn(async move { request.await?.text().await })
+        };
+        gw.wait_logged("sleep started", started + 1).await?;
+        abandoned.abort();
+        gw.wait_logged("sleep finished", finished + 1)
+            .await
+            .with_context(|| format!("{way:?}: the call did not run to its end"))?;
+        assert_eq!(
+            gw.logged("sleep cancelled by the client"),
+            cancelled,
+            "{way:?}: a client gone is not a cancel"
+        );
+    }
+
+    // The session ends (DELETE): its calls still running end upstream at once, on both ways.
+    let (started, cancelled) = (
+        gw.logged("sleep started"),
+        gw.logged("sleep cancelled by the client"),
+    );
+    let mut running = Vec::new();
+    for way in [Way::Rmcp, Way::Lane] {
+        let request = gw
+            .post(&sleeping(&format!("ended-{way:?}"), 60_000, way))
+            .send();
+        running.push(tokio::spawn(async move { request.await?.text().await }));
+    }
+    gw.wait_logged("sleep started", started + 2).await?;
+    let deleted = gw
+        .http
+        .delete(&gw.url)
+        .header("mcp-session-id", &gw.session)
+        .send()
+        .await?;
+    assert_eq!(deleted.status(), reqwest::StatusCode::NO_CONTENT);
+    gw.wait_logged("sleep cancelled by the client", cancelled + 2)
         .await
-        .context("the server never heard of the client going away")?;
+        .context("the session's calls were not cancelled when it ended")?;
+    for call in running {
+        call.abort();
+    }
     Ok(())
 }
 
@@ -424,7 +474,9 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
     assert_eq!(cancelled.status(), reqwest::StatusCode::ACCEPTED);
     gw.wait_stderr("sleep cancelled by the client").await?;
     let (status, text) = tokio::time::timeout(WAIT, second).await???;
-    assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{text}");
+    // No answer for a cancelled call: its event stream ends without one, as on rmcp's way.
+    assert_eq!(status, reqwest::StatusCode::OK, "{text}");
+    assert!(!text.contains("\"id\":\"twin\""), "{text}");
     Ok(())
 }
 
@@ -509,16 +561,17 @@ async fn a_call_asking_for_progress_takes_the_lane_as_an_event_stream() -> Resul
     let tool = "everything-trigger-long-running-operation";
     let mut seen = Vec::new();
     for (id, meta) in [
-        (
-            json!("full"),
-            json!({"progressToken": "tok-full", "e2e/way": "rmcp"}),
-        ),
+        (json!("full"), json!({"progressToken": "tok-full"})),
         // rmcp's client asks for progress on every request, with a number.
         (json!("lane"), json!({"progressToken": 7})),
     ] {
         let lane_calls = gw.logged("express call");
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"duration": 0.3, "steps": 3}, "_meta": meta}});
+        let mut params =
+            json!({"name": tool, "arguments": {"duration": 0.3, "steps": 3}, "_meta": meta});
+        if id == "full" {
+            params["e2e/way"] = json!("rmcp");
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
         let response = gw.post_raw(&body, &[]).await?;
         let content_type = response
             .headers()

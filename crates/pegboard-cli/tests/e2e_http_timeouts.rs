@@ -49,16 +49,13 @@ async fn a_body_that_goes_quiet_gets_an_answer() -> Result<()> {
     tokio::time::timeout(OUTER, head.read_line(&mut status))
         .await
         .context("the stalled body was waited on past the body timeout")??;
-    // An error status, or the connection closed without one; never a success.
-    assert!(
-        status.is_empty() || !status.contains(" 200 "),
-        "a request with a stalled body succeeded: {status}"
-    );
+    // The same answer as a session's request gets (one judge of bodies for both ways).
+    assert!(status.starts_with("HTTP/1.1 408 "), "{status}");
     Ok(())
 }
 
 #[tokio::test]
-async fn a_session_request_whose_body_goes_quiet_gets_408_from_the_lane() -> Result<()> {
+async fn a_session_request_whose_body_goes_quiet_gets_408() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let (_child, addr) = gateway(dir.path()).await?;
     // reqwest is built without a crypto provider in this workspace (rustls with ring).
@@ -88,7 +85,7 @@ async fn a_session_request_whose_body_goes_quiet_gets_408_from_the_lane() -> Res
         .send()
         .await?;
 
-    // A call of the open session (the lane's to answer) whose body stops after a few bytes.
+    // A call of the open session (one the lane could take) whose body stops after a few bytes.
     let mut tcp = TcpStream::connect(&addr).await?;
     tcp.write_all(
         format!(

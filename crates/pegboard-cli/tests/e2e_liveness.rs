@@ -32,9 +32,14 @@ async fn restarted(
         changes,
         CHANGES,
         "t-pid never answered from a new process",
-        async || match call_text(client, "t-pid", json!({})).await {
-            Ok((false, pid)) if pid != before => Some(pid),
-            _ => None,
+        async || {
+            // As a client does on `list_changed`: list again. A session is told of a change
+            // against the list it was last answered, so one that never lists is told nothing.
+            client.list_all_tools().await.ok()?;
+            match call_text(client, "t-pid", json!({})).await {
+                Ok((false, pid)) if pid != before => Some(pid),
+                _ => None,
+            }
         },
     )
     .await

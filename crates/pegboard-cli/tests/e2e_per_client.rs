@@ -12,11 +12,9 @@ use std::time::Duration;
 
 use pegboard::PegBoard;
 use pegboard_gateway::{
-    BoardServer,
+    BoardServer, Progress,
     config::parse,
-    connect::{Progress, start_all},
-    per_client::PerClient,
-    upstream::Hub,
+    testing::{per_client_open, start_all},
 };
 use rmcp::{
     ClientHandler, ErrorData, ServiceExt,
@@ -106,18 +104,13 @@ async fn sees(client: &Client, title: &str) -> bool {
         .contains(title)
 }
 
-/// The notes server's per-client settings, from its shared connection's hub.
-fn per_client(board: &PegBoard) -> Arc<PerClient> {
-    let target = board.tool_target("notes-list_notes").expect("on the board");
-    let hub = target
-        .extension
-        .and_then(|e| e.get::<Hub>())
-        .expect("a gateway hub");
-    hub.per_client().expect("per-client").clone()
+/// How many sessions have their own connection to the notes server open.
+fn open_connections(board: &PegBoard) -> tokio::sync::watch::Receiver<usize> {
+    per_client_open(board, "notes-list_notes").expect("a per-client server")
 }
 
 async fn wait_open(board: &PegBoard, n: usize) {
-    let mut open = per_client(board).open_connections();
+    let mut open = open_connections(board);
     tokio::time::timeout(WAIT, open.wait_for(|now| *now == n))
         .await
         .unwrap_or_else(|_| panic!("never {n} open connections"))
@@ -157,9 +150,7 @@ async fn shared_sessions_see_each_others_notes() {
     );
     add(&a, "note-for-all").await;
     assert!(sees(&b, "note-for-all").await, "B has its own process");
-    let target = board.tool_target("notes-list_notes").expect("on the board");
-    let hub = target.extension.and_then(|e| e.get::<Hub>()).expect("hub");
-    assert!(hub.per_client().is_none());
+    assert!(per_client_open(&board, "notes-list_notes").is_none());
 }
 
 /// A downstream client that answers sampling with its own name, once the other session's
@@ -263,7 +254,7 @@ async fn a_removed_server_closes_the_sessions_connections() {
     let (gateway, board, index) = gateway("per-client").await;
     let a = session(&gateway, false).await;
     add(&a, "soon-gone").await;
-    let mut open = per_client(&board).open_connections();
+    let mut open = open_connections(&board);
     assert_eq!(*open.borrow_and_update(), 1);
     board.remove_service(index).expect("removed");
     tokio::time::timeout(WAIT, open.wait_for(|n| *n == 0))
@@ -280,7 +271,7 @@ async fn stateless_callers_use_the_shared_connection() {
     let (a, b) = (session(&gateway, true).await, session(&gateway, true).await);
     add(&a, "stateless-note").await;
     assert!(sees(&b, "stateless-note").await);
-    assert_eq!(*per_client(&board).open_connections().borrow(), 0);
+    assert_eq!(*open_connections(&board).borrow(), 0);
 }
 
 /// Through `pegboard serve --http`: two HTTP sessions get two notes processes, and the one whose
@@ -302,7 +293,7 @@ async fn over_http_each_session_has_its_own_process_until_it_ends() {
     let mut gateway = tokio::process::Command::new(common::pegboard())
         .args(["serve", "--http", "127.0.0.1:0", "--config"])
         .arg(&config)
-        .env("RUST_LOG", "pegboard_gateway::per_client=info")
+        .env("RUST_LOG", "pegboard_gateway::connect::per_client=info")
         .env_remove("PEGBOARD_TOKEN")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

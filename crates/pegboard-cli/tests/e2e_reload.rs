@@ -356,3 +356,62 @@ async fn a_reload_keeps_the_command_line_message_limit() -> Result<()> {
     );
     gw.stop().await
 }
+
+/// The lines of the audit log at `path` (none when it does not exist).
+fn audit_lines(path: &Path) -> Result<Vec<Value>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[tokio::test]
+async fn sighup_reopens_the_audit_log_after_logrotate_moved_it() -> Result<()> {
+    let logs = tempfile::tempdir()?;
+    let log = logs.path().join("audit.jsonl");
+    let rotated = logs.path().join("audit.jsonl.1");
+    let config = json!({"mcpServers": {"units": common::demo_server("units", &[])}});
+    let gw = Gateway::start_with(
+        &config,
+        &["--audit-log", log.to_str().context("a UTF-8 path")?],
+    )
+    .await?;
+    let (failed, _) = gw
+        .call_text(
+            "units-convert",
+            json!({"value": 1, "from": "km", "to": "m"}),
+        )
+        .await?;
+    assert!(!failed);
+    // What logrotate does: move the file away, then SIGHUP.
+    std::fs::rename(&log, &rotated)?;
+    gw.reload_with(&serde_json::to_string_pretty(&config)?)?;
+    gw.wait_for_log("SIGHUP: reloading").await?;
+    let (failed, _) = gw
+        .call_text(
+            "units-convert",
+            json!({"value": 2, "from": "km", "to": "m"}),
+        )
+        .await?;
+    assert!(!failed);
+    // The session's end stops the gateway, which writes what it still holds before it exits.
+    gw.stop().await?;
+
+    let new = audit_lines(&log)?;
+    let old = audit_lines(&rotated)?;
+    // The second call came after the reopen, so it is in the new file (the first may be in
+    // either: it is written in the background, before or after the reopen).
+    assert!(
+        !new.is_empty(),
+        "nothing was written to a new file at the old path: the log was not reopened (moved file: {old:?})"
+    );
+    let mut tools: Vec<_> = old.iter().chain(&new).map(|l| l["name"].clone()).collect();
+    tools.dedup();
+    assert_eq!(tools, [json!("units-convert")], "{old:?} {new:?}");
+    assert_eq!(old.len() + new.len(), 2, "each call once: {old:?} {new:?}");
+    Ok(())
+}

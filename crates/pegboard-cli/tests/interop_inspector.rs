@@ -10,9 +10,10 @@
 //! the CLI gets: over stdio it starts its own gateway (or server), so its one request comes right
 //! after `initialize`.
 //!
-//! `tools/list` differs in three ways the README documents, checked here as such, not ignored:
-//! the gateway's `_meta["pegboard/namespace"]` on each tool; no `execution` (rmcp's model cannot
-//! carry it; the gateway runs task-requiring tools itself); and the tools server-everything shows
+//! `tools/list` differs in three ways docs/passthrough.md documents, checked here as such, not ignored:
+//! the gateway's `_meta["pegboard/namespace"]` on each tool; `execution` only where it says
+//! `taskSupport: "forbidden"` (the gateway runs task-requiring tools itself, so it lists them as
+//! plain tools); and the tools server-everything shows
 //! only to a client that can answer sampling or elicitation, which the gateway always declares
 //! upstream (the Inspector CLI declares neither; calling one through the gateway gets a clear error).
 //!
@@ -218,14 +219,20 @@ fn decode_names(answer: &mut Value, list: &str) {
 /// The gateway's `tools/list` as it compares with the direct one: its `_meta["pegboard/namespace"]`
 /// (which must name the namespace) taken off, and the tools the gateway can show because it
 /// declares sampling and elicitation upstream (which must be exactly those) taken out. The direct
-/// answer loses `execution`, which the gateway does not pass on (README, express lane and tasks).
+/// answer's `execution` is kept only where it forbids tasks, as the gateway lists it
+/// (docs/passthrough.md).
 fn normalise_tools(direct: &mut Value, gateway: &mut Value) -> Result<()> {
     for tool in direct["result"]["tools"]
         .as_array_mut()
         .into_iter()
         .flatten()
     {
-        if let Some(map) = tool.as_object_mut() {
+        if let Some(map) = tool.as_object_mut()
+            && map
+                .get("execution")
+                .and_then(|e| e.get("taskSupport"))
+                .is_some_and(|support| support != "forbidden")
+        {
             map.remove("execution");
         }
     }

@@ -18,12 +18,12 @@ pub enum GatewayError {
         path: PathBuf,
     },
     /// Servers are configured but none of them started.
-    #[error("{which} (reasons logged above); fix {}", path.display())]
+    #[error("{which} (reasons above); {what_to_do}")]
     NoneStarted {
         /// "the configured server did not start" or "none of the N configured servers started".
         which: String,
-        /// The config file.
-        path: PathBuf,
+        /// "fix CONFIG", or the logins to do first.
+        what_to_do: String,
     },
     /// The HTTP address could not be bound.
     #[error("cannot listen on {addr} (is the port in use? pick another): {source}")]
@@ -36,6 +36,9 @@ pub enum GatewayError {
     /// An HTTP front option is not valid (for example an allowed origin that is not an origin).
     #[error("{0}")]
     HttpOption(String),
+    /// Telemetry or the audit log could not be set up (an `OTEL_*` variable, the log's file).
+    #[error("{0}")]
+    Setup(String),
     /// Serving failed after it started.
     #[error("{0}")]
     Serve(String),

@@ -1,75 +1,112 @@
 //! The PegBoard gateway engine: the servers of an `mcpServers` config, started, supervised and
 //! put on one [`pegboard::PegBoard`], served as one MCP server over stdio or streamable HTTP, or
 //! mounted in your own axum app. The `pegboard` binary (crate `pegboard-cli`) is argument parsing and
-//! output over this crate.
+//! output over this crate: `pegboard serve` is a [`Gateway`], built and served as below.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), pegboard_gateway::GatewayError> {
+//! # async fn demo() -> anyhow::Result<()> {
 //! use std::time::Duration;
-//! use pegboard_gateway::{Gateway, HttpOptions};
+//! use pegboard_gateway::{Gateway, HttpOptions, Progress};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! // Starts every server of ./pegboard.json (or the usual locations).
-//! let gateway = Gateway::from_path(None, Duration::from_secs(30)).await?;
-//! println!("{} tools", gateway.board().tool_count());
+//! // ./pegboard.json (or the usual locations), as `pegboard serve` reads it.
+//! let config = pegboard_gateway::load_config(None, false)?;
+//! let gateway = Gateway::builder(config)
+//!     .startup_timeout(Duration::from_secs(30))
+//!     .progress(Progress::Stderr)
+//!     .build()?;
 //!
-//! // Serve it at http://127.0.0.1:8080/mcp until the token is cancelled ...
+//! // Serve at http://127.0.0.1:8080/mcp until the token is cancelled; the servers start beside
+//! // the serving, and are restarted when they die.
 //! let stop = CancellationToken::new();
-//! gateway.serve_http("127.0.0.1:8080".parse().unwrap(), &HttpOptions::default(), stop).await?;
-//! // ... or mount `gateway.router(&options, token)?` in your own axum app,
-//! // or `gateway.serve_stdio().await?`.
+//! gateway.serve_http("127.0.0.1:8080".parse()?, &HttpOptions::default(), stop).await?;
+//! // ... or `gateway.serve_stdio().await?`, or `gateway.start_servers().await?` and mount
+//! // `gateway.router(&options, token)?` in your own axum app.
 //! gateway.shutdown().await;
 //! # Ok(()) }
 //! ```
 //!
-//! # Where everything lives
-//! - [`Gateway`] (`gateway.rs`): start a config's servers on a board, serve it.
-//! - [`GatewayError`] (`error.rs`): why starting or serving failed, in the config user's terms.
-//! - [`config`]: locate and parse the `mcpServers` file (`${VAR}` expansion, per-server options).
-//! - [`connect`]: start one server (child process or streamable HTTP) and register it.
-//! - [`supervise`]: restart servers that die, with backoff.
-//! - [`reload`]: apply an edited config to running servers (SIGHUP).
-//! - [`server`]: [`BoardServer`], the board as an rmcp `ServerHandler`.
-//! - [`startup`]: serve while servers start; `--wait` for the first `tools/list`.
-//! - [`search_mode`]: `--tool-search`: `search_tools` and `call_tool` instead of every tool.
-//! - [`http`]: the streamable HTTP front and its guards (Origin, Host, bearer token).
-//! - `http_client.rs`: the client for upstream HTTP servers (rustls with ring, `TCP_NODELAY`).
+//! # The public surface
+//! - [`Gateway`], [`GatewayBuilder`]: start a config's servers, serve them, reload, shut down;
+//!   [`ServerStart`] and [`Changes`] report what happened; [`GatewayError`] says why not.
+//! - [`config`]: the `mcpServers` file, parsed once ([`Config`], [`config::ServerConfig`], its
+//!   errors, [`config::SearchSettings`] for `toolSearch`).
+//! - [`http`]: [`HttpOptions`] and their parts, [`http::router`] to mount in your own app.
+//! - [`BoardServer`]: a board as an rmcp handler, for any other transport.
+//!
+//! # Where everything lives (layers: each uses only those below it)
+//! 0. `protocol/` (why a call has no result and its one wording, the one deadline, `_meta` on
+//!    its way upstream, protocol generations, header names), `config/`, `error.rs`;
+//! 1. `io/`: bytes — pipes shared by two writers, message-size limits, spans of raw JSON, the
+//!    upstream HTTP client;
+//! 2. `upstream/`: one server connection's client handler, calls in flight, express lane, child
+//!    process; it reaches the layers above only through traits it owns (`upstream/sides.rs`).
+//!    `connect/`: start or reach a server, do its handshake, open per-client connections;
+//! 3. `call/`: the one call pipeline, for rmcp's typed way and the express lane alike;
+//! 4. `session/`: downstream sessions, the relay to all of them, subscriptions, the startup wait;
+//! 5. `server/` (the rmcp handler, prompts/resources/completions, change feeds),
+//!    `search_mode/`, `express/` (the lane's fronts: stdio and HTTP), `http/` (the front);
+//! 6. `gateway/` (start and serve), `reload.rs`, `supervise.rs`.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-mod bridge;
-mod catalog;
+// Layer 0: protocol types and errors, config data.
 pub mod config;
-pub mod connect;
-mod downstream;
 mod error;
-pub mod express;
-mod forward;
-mod gateway;
+mod protocol;
+// Layer 1: bytes.
+mod io;
+// Layer 2: upstream connections, and connecting them.
+mod connect;
+mod upstream;
+// Layer 3: the one call pipeline.
+mod call;
+// Layer 4: downstream sessions.
+mod session;
+// Layer 5: serving: the MCP handler, tool search, the express lane, the HTTP front.
+mod express;
 pub mod http;
-mod http_client;
-pub mod http_serve;
-mod mrtr;
-pub mod per_client;
-pub mod relay;
-pub mod reload;
-pub mod search_mode;
-pub mod server;
-pub mod startup;
-mod subscriptions;
-pub mod supervise;
-mod tasks;
-pub mod upstream;
+mod search_mode;
+mod server;
+// Layer 6: the gateway: start, serve, supervise, reload.
+mod gateway;
+mod reload;
+mod supervise;
+// Beside the layers, called by them: pinned definitions and guards on what servers send.
+pub mod audit;
+mod credentials;
+pub mod guards;
+mod identity;
+mod limits;
+pub mod oauth;
+pub mod pins;
+mod policy;
+mod telemetry;
+
+/// A running gateway's status, as its metrics listener serves it (`GET /status`): what
+/// `pegboard status` reads and prints.
+pub mod status {
+    pub use crate::telemetry::{
+        ServerStatus, StatusReport, TelemetryError, default_url, fetch_status,
+    };
+}
+
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod testing;
 
 use std::path::Path;
 
 use anyhow::Result;
 
 pub use crate::config::Config;
+pub use crate::connect::Progress;
 pub use crate::error::GatewayError;
-pub use crate::gateway::Gateway;
+pub use crate::gateway::{Gateway, GatewayBuilder, ServerStart};
 pub use crate::http::{HttpOptions, MCP_PATH};
+pub use crate::reload::Changes;
 pub use crate::server::BoardServer;
+pub use crate::session::startup::DEFAULT_WAIT;
 
 /// Locate and load the config (`explicit`, or the first of the usual locations), logging its
 /// warnings and each skipped entry (with its line). With `strict`, a skipped entry is an error.

@@ -9,9 +9,7 @@
 //! server whenever the set of tools changes.
 
 use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
 use std::fmt;
-use std::path::Path;
 use std::time::Duration;
 
 use pegboard::{PegBoard, ServiceState};
@@ -30,6 +28,8 @@ pub struct Fleet {
     members: Vec<Member>,
     /// Set on every server of a reloaded config (a command-line setting outlives reloads).
     max_message: Option<usize>,
+    /// `--max-result-tokens`, set on every server of a reloaded config likewise.
+    max_result_tokens: Option<usize>,
 }
 
 struct Member {
@@ -62,6 +62,7 @@ impl Fleet {
             supervisors: restart.then(|| Supervisors::new(board, handshake_timeout)),
             members: Vec::new(),
             max_message: None,
+            max_result_tokens: None,
         };
         fleet.members = started
             .outcomes
@@ -80,8 +81,26 @@ impl Fleet {
         self
     }
 
+    /// Cap the results of every server of a reloaded config whose entry sets no
+    /// `maxResultTokens` (`--max-result-tokens`; `None`: no cap from the command line).
+    #[must_use]
+    pub fn with_max_result_tokens(mut self, tokens: Option<usize>) -> Self {
+        self.max_result_tokens = tokens;
+        self
+    }
+
     fn member(&self, config: ServerConfig, outcome: Outcome) -> Member {
+        let waits_for_login = outcome
+            .result
+            .as_ref()
+            .err()
+            .and_then(crate::oauth::needs_login)
+            .is_some();
         let state = match (outcome.index, &self.supervisors) {
+            // Started once its login is done (see `crate::oauth`).
+            (None, Some(supervisors)) if waits_for_login => {
+                State::Supervised(supervisors.spawn_waiting_for_login(&config))
+            }
             (None, _) => State::Down,
             (Some(index), Some(supervisors)) => {
                 State::Supervised(supervisors.spawn(&config, index, outcome.stderr))
@@ -105,18 +124,52 @@ impl Fleet {
         }
     }
 
+    /// Each entry's name, where it is on the board now (`None`: not on it) and whether a
+    /// supervisor keeps it running, in config order.
+    pub fn placement(&self) -> Vec<(String, Option<usize>, bool)> {
+        self.members
+            .iter()
+            .map(|m| {
+                let (index, supervised) = match &m.state {
+                    State::Supervised(s) => (s.index(), true),
+                    State::Unsupervised(index) => (Some(*index), false),
+                    State::Down => (None, false),
+                };
+                (m.config.name.clone(), index, supervised)
+            })
+            .collect()
+    }
+
+    /// How many entries are on the board now (not counting ones waiting for a restart).
+    pub fn running(&self) -> usize {
+        self.members
+            .iter()
+            .filter(|m| match &m.state {
+                State::Supervised(s) => s.is_up(),
+                _ => self.is_up(m),
+            })
+            .count()
+    }
+
     /// Bring the running servers in line with `new` (see the module docs); returns what changed.
     ///
     /// Servers are stopped before new ones start, so a changed entry may keep its namespace (its tools
     /// would clash with the old copy's otherwise). Starting reports progress like startup does.
     pub async fn reload(&mut self, new: &Config, progress: Progress) -> Changes {
         let limited;
-        let new = match self.max_message {
-            Some(bytes) => {
-                limited = new.clone().with_max_message(bytes);
+        let new = match (self.max_message, self.max_result_tokens) {
+            (None, None) => new,
+            (bytes, tokens) => {
+                let mut config = new.clone();
+                if let Some(bytes) = bytes {
+                    config = config.with_max_message(bytes);
+                }
+                if let Some(tokens) = tokens {
+                    config = config.with_max_result_tokens(tokens);
+                }
+                limited = config;
                 &limited
             }
-            None => new,
         };
         let old: Vec<(&ServerConfig, bool)> = self
             .members
@@ -162,6 +215,9 @@ impl Fleet {
                 .collect(),
             warnings: Vec::new(),
             skipped: Vec::new(),
+            tool_search: new.tool_search.clone(),
+            lock_file: new.lock_file.clone(),
+            access: None,
         };
         let started =
             connect::start_all(&self.board, &to_start, self.handshake_timeout, progress).await;
@@ -185,17 +241,6 @@ impl Fleet {
             }
         }
         changes
-    }
-
-    /// How many entries are on the board now (not counting ones waiting for a restart).
-    pub fn running(&self) -> usize {
-        self.members
-            .iter()
-            .filter(|m| match &m.state {
-                State::Supervised(s) => s.index().is_some(),
-                _ => self.is_up(m),
-            })
-            .count()
     }
 
     /// Stop every supervisor and wait for them; the board itself is left to the caller to shut down.
@@ -310,7 +355,8 @@ impl Hangup {
     }
 
     /// The next SIGHUP (several in a row count as one); never resolves when there is no listener.
-    async fn recv(&mut self) {
+    /// The next SIGHUP (never, when it could not be listened for).
+    pub(crate) async fn recv(&mut self) {
         #[cfg(unix)]
         if let Some(signal) = &mut self.signal
             && signal.recv().await.is_some()
@@ -318,48 +364,6 @@ impl Hangup {
             return;
         }
         std::future::pending::<()>().await;
-    }
-}
-
-/// Reload `fleet` from the config at `path` on every SIGHUP; runs until dropped. With `strict`,
-/// a config with an unusable entry is refused as a whole (the running servers stay).
-pub async fn on_hangup(
-    fleet: &mut Fleet,
-    hangup: &mut Hangup,
-    path: &Path,
-    progress: Progress,
-    strict: bool,
-) -> Infallible {
-    loop {
-        hangup.recv().await;
-        tracing::info!("SIGHUP: reloading {}", path.display());
-        // The path `serve` resolved at startup, not a new search: the file being served is the one to
-        // follow, even when another candidate location appears meanwhile.
-        let config = match crate::load_config(Some(path), strict) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(
-                    "reload: {e:#}; keeping the {} running server{} as they are",
-                    fleet.running(),
-                    if fleet.running() == 1 { "" } else { "s" }
-                );
-                continue;
-            }
-        };
-        if config.servers.is_empty() {
-            tracing::warn!(
-                "reload: {} has no enabled servers; stopping all of them",
-                path.display()
-            );
-        }
-        let changes = fleet.reload(&config, progress).await;
-        let tools = fleet.board.tool_count();
-        let servers = fleet.board.service_count();
-        tracing::info!(
-            "reload: {changes}; now {tools} tool{} from {servers} server{}",
-            if tools == 1 { "" } else { "s" },
-            if servers == 1 { "" } else { "s" }
-        );
     }
 }
 
@@ -383,6 +387,7 @@ mod tests {
             timeout: None,
             max_message: None,
             session: crate::config::SessionMode::Shared,
+            guards: Default::default(),
         }
     }
 

@@ -49,7 +49,12 @@ pub struct Supervised {
 }
 
 impl Supervised {
-    /// The server's current board index (`None` while it is down and waiting for a restart).
+    /// Whether the server is on the board now (not down, waiting for a restart).
+    pub fn is_up(&self) -> bool {
+        self.index.get().is_some()
+    }
+
+    /// Where the server is on the board now (`None`: down, waiting for a restart or a login).
     pub fn index(&self) -> Option<usize> {
         self.index.get()
     }
@@ -98,13 +103,22 @@ impl Supervisors {
         index: usize,
         stderr: Option<StderrTail>,
     ) -> Supervised {
+        self.spawn_job(server, Some(index), stderr)
+    }
+
+    fn spawn_job(
+        &self,
+        server: &ServerConfig,
+        index: Option<usize>,
+        stderr: Option<StderrTail>,
+    ) -> Supervised {
         let ct = self.ct.child_token();
         let shared = SharedIndex::default();
-        shared.set(Some(index));
+        shared.set(index);
         let job = Supervisor {
             board: self.board.clone(),
             server: server.clone(),
-            index,
+            index: index.unwrap_or(usize::MAX),
             shared: shared.clone(),
             stderr,
             handshake_timeout: self.handshake_timeout,
@@ -120,6 +134,14 @@ impl Supervisors {
             task,
             index: shared,
         }
+    }
+
+    /// Supervise `server`, which is not on the board because it needs a login: it is started
+    /// as soon as its credentials are stored (`pegboard login`, in any process), then supervised
+    /// as usual.
+    pub fn spawn_waiting_for_login(&self, server: &ServerConfig) -> Supervised {
+        crate::oauth::pending().mark(server, Vec::new());
+        self.spawn_job(server, None, None)
     }
 
     /// Stop every supervisor and wait until all have ended. Call it before shutting the board down, so
@@ -138,6 +160,25 @@ impl Supervisors {
     }
 }
 
+/// Clears the server's "waits for a login" mark when dropped.
+struct ForgetPending(String);
+
+impl Drop for ForgetPending {
+    fn drop(&mut self) {
+        crate::oauth::pending().clear(&self.0);
+    }
+}
+
+/// What a supervisor does next.
+enum Next {
+    /// Wait for the running server to stop.
+    WaitClosed,
+    /// Start it again after the backoff; the board names of the tools it had.
+    Restart(Vec<String>),
+    /// Wait for a login, then start it.
+    WaitLogin,
+}
+
 struct Supervisor {
     board: PegBoard,
     server: ServerConfig,
@@ -152,59 +193,119 @@ struct Supervisor {
 impl Supervisor {
     async fn run(mut self) {
         let name = self.server.name.clone();
+        // However the supervisor ends (a reload removed the entry, shutdown), the server no
+        // longer waits for a login here.
+        let _forget = ForgetPending(name.clone());
         let mut backoff = BACKOFF_MIN;
         let mut up_since = Instant::now();
+        // Not on the board: it waits for a login (`spawn_waiting_for_login`).
+        let mut next = if self.shared.get().is_some() {
+            Next::WaitClosed
+        } else {
+            Next::WaitLogin
+        };
         loop {
-            if !self.wait_closed().await {
-                return;
-            }
-            let tail = match &self.stderr {
-                Some(t) => {
-                    let _ = t.wait_closed(Duration::from_millis(300)).await;
-                    t.render()
+            next = match next {
+                Next::WaitClosed => {
+                    if !self.wait_closed().await {
+                        return;
+                    }
+                    let tools = crate::oauth::tools_of(&self.board, self.index);
+                    let tail = match &self.stderr {
+                        Some(t) => {
+                            let _ = t.wait_closed(Duration::from_millis(300)).await;
+                            t.render()
+                        }
+                        None => String::new(),
+                    };
+                    if up_since.elapsed() >= HEALTHY_RUN {
+                        backoff = BACKOFF_MIN;
+                    }
+                    let removed = self.board.remove_service(self.index).unwrap_or(0);
+                    self.shared.set(None);
+                    tracing::warn!(
+                        "{name}: stopped (process exited or connection dropped); {removed} tool{} removed, restarting in \
+                         {}s{tail}",
+                        if removed == 1 { "" } else { "s" },
+                        backoff.as_secs()
+                    );
+                    Next::Restart(tools)
                 }
-                None => String::new(),
+                Next::Restart(tools) => {
+                    tokio::select! {
+                        () = self.ct.cancelled() => return,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    // The next wait (after a failed try, or after the next short run) is twice as long.
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    let ct = self.ct.clone();
+                    let attempt = tokio::select! {
+                        () = ct.cancelled() => return,
+                        r = self.restart() => r,
+                    };
+                    match attempt {
+                        Ok(tools) => {
+                            tracing::info!(
+                                "{name}: restarted, {tools} tool{}",
+                                if tools == 1 { "" } else { "s" }
+                            );
+                            up_since = Instant::now();
+                            Next::WaitClosed
+                        }
+                        // No more backoff: it starts again once a login stores credentials.
+                        Err(e) if crate::oauth::needs_login(&e).is_some() => {
+                            eprintln!("{name}: {e:#}");
+                            crate::oauth::pending().mark(&self.server, tools);
+                            Next::WaitLogin
+                        }
+                        Err(e) => {
+                            tracing::warn!(
+                                "{name}: restart failed: {e:#}; next try in {}s",
+                                backoff.as_secs()
+                            );
+                            Next::Restart(tools)
+                        }
+                    }
+                }
+                Next::WaitLogin => {
+                    let ct = self.ct.clone();
+                    let attempt = tokio::select! {
+                        () = ct.cancelled() => return,
+                        r = async {
+                            crate::oauth::wait_for_login(&self.server).await;
+                            self.restart().await
+                        } => r,
+                    };
+                    match attempt {
+                        Ok(tools) => {
+                            crate::oauth::pending().clear(&name);
+                            tracing::info!(
+                                "{name}: logged in, {tools} tool{}",
+                                if tools == 1 { "" } else { "s" }
+                            );
+                            up_since = Instant::now();
+                            backoff = BACKOFF_MIN;
+                            Next::WaitClosed
+                        }
+                        Err(e) if crate::oauth::needs_login(&e).is_some() => {
+                            // The stored credentials were refused at once: wait for the next login,
+                            // not in a loop.
+                            tokio::select! {
+                                () = self.ct.cancelled() => return,
+                                () = tokio::time::sleep(BACKOFF_MIN) => {}
+                            }
+                            Next::WaitLogin
+                        }
+                        Err(e) => {
+                            tracing::warn!(
+                                "{name}: start after the login failed: {e:#}; next try in {}s",
+                                backoff.as_secs()
+                            );
+                            Next::Restart(Vec::new())
+                        }
+                    }
+                }
             };
-            if up_since.elapsed() >= HEALTHY_RUN {
-                backoff = BACKOFF_MIN;
-            }
-            let removed = self.board.remove_service(self.index).unwrap_or(0);
-            self.shared.set(None);
-            tracing::warn!(
-                "{name}: stopped (process exited or connection dropped); {removed} tool{} removed, restarting in \
-                 {}s{tail}",
-                if removed == 1 { "" } else { "s" },
-                backoff.as_secs()
-            );
-            loop {
-                tokio::select! {
-                    () = self.ct.cancelled() => return,
-                    () = tokio::time::sleep(backoff) => {}
-                }
-                // The next wait (after a failed try, or after the next short run) is twice as long.
-                backoff = (backoff * 2).min(BACKOFF_MAX);
-                let ct = self.ct.clone();
-                let attempt = tokio::select! {
-                    () = ct.cancelled() => return,
-                    r = self.restart() => r,
-                };
-                match attempt {
-                    Ok(tools) => {
-                        tracing::info!(
-                            "{name}: restarted, {tools} tool{}",
-                            if tools == 1 { "" } else { "s" }
-                        );
-                        up_since = Instant::now();
-                        break;
-                    }
-                    Err(e) => {
-                        tracing::warn!(
-                            "{name}: restart failed: {e:#}; next try in {}s",
-                            backoff.as_secs()
-                        );
-                    }
-                }
-            }
         }
     }
 

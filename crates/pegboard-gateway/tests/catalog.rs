@@ -11,7 +11,7 @@ mod common;
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::BoardServer;
 use rmcp::{
     ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceError,
     ServiceExt,
@@ -497,11 +497,16 @@ async fn names_and_uris_that_name_nothing_are_invalid_params_with_the_way_out() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn prompt_and_resource_list_changes_reach_every_session() {
+async fn prompt_and_resource_list_changes_reach_every_session_that_listed_them() {
     let mut rig = rig().await;
     let upstream = rig.upstream_peer().await;
-    let (_a, mut a_seen) = session(&rig.server).await;
-    let (_b, mut b_seen) = session(&rig.server).await;
+    let (a, mut a_seen) = session(&rig.server).await;
+    let (b, mut b_seen) = session(&rig.server).await;
+    // A session is told about lists it was answered (its first listing is current anyway).
+    for client in [&a, &b] {
+        client.peer().list_all_prompts().await.expect("prompts");
+        client.peer().list_all_resources().await.expect("resources");
+    }
 
     upstream.notify_prompt_list_changed().await.expect("sent");
     upstream.notify_resource_list_changed().await.expect("sent");
@@ -537,18 +542,20 @@ async fn gateway_over_http(
         transport: pegboard_gateway::config::Transport::Http {
             url: http.url(),
             headers: Default::default(),
+            oauth: Default::default(),
         },
         allow: None,
         deny: Vec::new(),
         timeout: None,
         max_message: None,
         session: Default::default(),
+        guards: Default::default(),
     };
     let board = PegBoard::new();
-    let connection = pegboard_gateway::connect::connect(&config, WAIT)
+    let connection = pegboard_gateway::testing::connect(&config, WAIT)
         .await
         .expect("connected");
-    pegboard_gateway::connect::register(&board, &config, connection)
+    pegboard_gateway::testing::register(&board, &config, connection)
         .await
         .expect("registered");
     (BoardServer::new(board), http)

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use demo_servers::{TestServer, TestServerOptions};
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::BoardServer;
 use rmcp::{
     ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, RoleClient, ServiceExt,
     model::{

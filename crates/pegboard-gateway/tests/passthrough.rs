@@ -8,7 +8,7 @@ mod common;
 use std::{sync::Arc, time::Duration};
 
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::BoardServer;
 use rmcp::{
     ClientHandler, ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt,
     model::{

@@ -6,8 +6,8 @@ use common::{FixedTools, text};
 use demo_servers::{NotesServer, UnitsServer};
 use pegboard::PegBoard;
 use pegboard_gateway::{
-    search_mode::{SearchSettings, ToolSearch},
-    server::BoardServer,
+    BoardServer,
+    config::{SearchSettings, ToolSearch},
 };
 use rmcp::{ServiceExt, model::CallToolRequestParams};
 use serde_json::{Value, json};

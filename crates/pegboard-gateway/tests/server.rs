@@ -7,7 +7,7 @@ use std::time::Duration;
 use common::text;
 use demo_servers::{NotesServer, UnitsServer};
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::BoardServer;
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt, model::CallToolRequestParams,
     service::NotificationContext,

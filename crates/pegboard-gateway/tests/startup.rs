@@ -1,16 +1,17 @@
 //! A board served while its servers still start (`BoardServer::with_startup`): `initialize` is
-//! answered at once, joins reach the client as `tools/list_changed`, and `tools/list` or a call of a
-//! tool not on the board yet waits until the startup is over.
+//! answered at once, `tools/list` or a call of a tool not on the board yet waits until the startup
+//! is over, and joins after the client's answer reach it as `tools/list_changed` (joins already
+//! in its answer do not).
 
 mod common;
 
 use std::time::Duration;
 
 use common::text;
-use demo_servers::UnitsServer;
+use demo_servers::{NotesServer, UnitsServer};
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
-use pegboard_gateway::startup::Startup;
+use pegboard_gateway::BoardServer;
+use pegboard_gateway::testing::Startup;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CompleteRequestParams, CompleteResult, CompletionInfo,
     ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
@@ -46,7 +47,7 @@ async fn serve(
     mpsc::UnboundedReceiver<()>,
 ) {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
-    let server = BoardServer::new(board.clone()).with_startup(startup);
+    let server = pegboard_gateway::testing::with_startup(BoardServer::new(board.clone()), startup);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;
@@ -61,7 +62,7 @@ async fn serve(
 }
 
 #[tokio::test]
-async fn the_first_list_waits_for_the_startup_and_joins_are_announced() {
+async fn the_first_list_waits_for_the_startup_and_only_joins_after_it_are_announced() {
     let board = PegBoard::new();
     let (startup, starting) = Startup::begin(Duration::from_secs(3600));
     let (client, mut changes) = serve(&board, startup).await;
@@ -80,12 +81,8 @@ async fn the_first_list_waits_for_the_startup_and_joins_are_announced() {
         "tools/list answered before the startup was over"
     );
 
-    // A server joins: the client is told at once, though the startup is not over.
+    // A server joins before the answer: it is in the answer, so the client is not told.
     common::add(&board, "units", UnitsServer::new()).await;
-    tokio::time::timeout(STEP, changes.recv())
-        .await
-        .expect("tools/list_changed")
-        .expect("session open");
     starting.finish();
     let tools = tokio::time::timeout(STEP, listing)
         .await
@@ -93,7 +90,20 @@ async fn the_first_list_waits_for_the_startup_and_joins_are_announced() {
         .expect("task")
         .expect("tools/list");
     assert!(tools.iter().any(|t| t.name == "units-convert"), "{tools:?}");
+    // One after the answer is told about.
+    common::add(&board, "notes", NotesServer::new()).await;
+    tokio::time::timeout(STEP, changes.recv())
+        .await
+        .expect("tools/list_changed")
+        .expect("session open");
+    // Both joins went through the session's one feed, in order: a notification of the first
+    // would have come before this one. Once the session is closed, none is left.
     client.cancel().await.expect("cancel");
+    let mut more = 0;
+    while changes.try_recv().is_ok() {
+        more += 1;
+    }
+    assert_eq!(more, 0, "a join already in the answer was announced");
 }
 
 #[tokio::test]

@@ -14,7 +14,7 @@ use std::{
 };
 
 use pegboard::PegBoard;
-use pegboard_gateway::server::BoardServer;
+use pegboard_gateway::BoardServer;
 use rmcp::{
     ClientHandler, ClientServiceExt, ErrorData, Peer, RoleClient, RoleServer, ServerHandler,
     ServiceExt,

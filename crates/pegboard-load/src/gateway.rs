@@ -10,6 +10,8 @@ use anyhow::{Context, Result, bail};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+use crate::Telemetry;
+
 /// How long a gateway may take to print the address it listens at.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -50,6 +52,31 @@ pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
     ]
 }
 
+/// More arguments and more environment for a process.
+pub type Extra = (Vec<String>, Vec<(String, String)>);
+
+/// What `pegboard serve` gets for `telemetry`: more arguments, more environment.
+pub fn telemetry_setup(telemetry: Telemetry, otlp_endpoint: Option<&str>) -> Result<Extra> {
+    Ok(match telemetry {
+        Telemetry::Off => (Vec::new(), Vec::new()),
+        Telemetry::Metrics => (vec!["--metrics".into(), "127.0.0.1:0".into()], Vec::new()),
+        Telemetry::Traces => {
+            let endpoint = otlp_endpoint.context("--telemetry traces: no OTLP endpoint")?;
+            let env = [
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+                ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+                ("OTEL_TRACES_SAMPLER", "traceidratio"),
+                ("OTEL_TRACES_SAMPLER_ARG", "1.0"),
+            ];
+            let env = env
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect();
+            (Vec::new(), env)
+        }
+    })
+}
+
 /// A gateway process serving HTTP at `addr`; killed when dropped.
 pub struct HttpGateway {
     /// Where it listens.
@@ -81,10 +108,11 @@ impl HttpGateway {
     }
 }
 
-/// Start `pegboard serve --http 127.0.0.1:0` (with `env` added) and read the port it took from its stderr.
+/// Start `pegboard serve --http 127.0.0.1:0 EXTRA..` (with `env` added) and read the port it took from its stderr.
 pub async fn start_http(
     pegboard: &Path,
     config: &Path,
+    extra: &[String],
     env: &[(String, String)],
 ) -> Result<HttpGateway> {
     let mut command = Command::new(pegboard);
@@ -92,7 +120,8 @@ pub async fn start_http(
         .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["serve", "--config"])
         .arg(config)
-        .args(["--http", "127.0.0.1:0"]);
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra);
     listening(command, &pegboard.display().to_string()).await
 }
 

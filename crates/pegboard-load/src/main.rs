@@ -17,6 +17,7 @@ mod relay;
 mod relay_http;
 mod report;
 mod rpc;
+mod sink;
 mod stdio;
 
 use std::path::PathBuf;
@@ -112,6 +113,29 @@ impl Front {
     }
 }
 
+/// What `pegboard serve` records while it is measured (`--telemetry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Telemetry {
+    /// Neither metrics nor spans: `pegboard serve` as it starts by default.
+    Off,
+    /// `--metrics 127.0.0.1:0`: every call counted (nothing scrapes it during the run).
+    Metrics,
+    /// Spans of every call (sampler ratio 1.0) exported over OTLP/HTTP to `--otlp-endpoint`,
+    /// else to a sink in the harness's process that counts and drops them.
+    Traces,
+}
+
+impl Telemetry {
+    /// What a front's label gets for it.
+    fn suffix(self) -> &'static str {
+        match self {
+            Telemetry::Off => "",
+            Telemetry::Metrics => " +metrics",
+            Telemetry::Traces => " +traces",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct RunArgs {
     /// The `pegboard` binary (default: next to this one, i.e. target/release/pegboard).
@@ -162,6 +186,19 @@ struct RunArgs {
     /// KEY=VALUE added to the gateway's environment (repeatable), e.g. TOKIO_WORKER_THREADS=1.
     #[arg(long, value_parser = parse_env)]
     gateway_env: Vec<(String, String)>,
+    /// How each `pegboard serve` front runs, one gateway per value, measured in the same
+    /// interleaved rounds: `off`, `metrics` (`--metrics`), `traces` (spans at ratio 1.0, exported
+    /// over OTLP/HTTP), e.g. `--telemetry off,metrics,traces`.
+    #[arg(long, value_delimiter = ',', default_value = "off")]
+    telemetry: Vec<Telemetry>,
+    /// Another `pegboard` binary (e.g. a build of the code before a change) measured beside the
+    /// `--telemetry` gateways in the same rounds, as it starts by default: its rows say `(before)`.
+    #[arg(long)]
+    pegboard_before: Option<PathBuf>,
+    /// The OTLP/HTTP endpoint the `traces` gateways export to (default: a sink of the harness's
+    /// own on loopback, which counts the export requests and drops them).
+    #[arg(long)]
+    otlp_endpoint: Option<String>,
     /// KEY=VALUE added to every backend's environment, direct or behind a gateway (repeatable).
     #[arg(long, value_parser = parse_env)]
     backend_env: Vec<(String, String)>,

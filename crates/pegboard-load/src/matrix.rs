@@ -10,17 +10,30 @@ use crate::cpu::Probe;
 use crate::http::HttpPeer;
 use crate::report::{self, Row};
 use crate::rpc::{Budget, Template};
+use crate::sink::OtlpSink;
 use crate::stdio::StdioPeer;
-use crate::{BackendName, Front, RunArgs, gateway, pegboard_binary};
+use crate::{BackendName, Front, RunArgs, Telemetry, gateway, pegboard_binary};
 
 /// Measure every backend `args` names through every front, and print the table (or the JSON).
 pub(crate) async fn run(args: RunArgs) -> Result<()> {
     let pegboard = pegboard_binary(args.pegboard.as_deref())?;
     let dir = std::env::temp_dir().join(format!("pegboard-load-{}", std::process::id()));
+    // The `traces` gateways export to `--otlp-endpoint`, else to a sink of the harness's own.
+    let sink = match (
+        args.telemetry.contains(&Telemetry::Traces),
+        &args.otlp_endpoint,
+    ) {
+        (true, None) => Some(OtlpSink::start().await?),
+        _ => None,
+    };
+    let otlp = match &sink {
+        Some(sink) => Some(sink.endpoint.as_str()),
+        None => args.otlp_endpoint.as_deref(),
+    };
     let mut rows = Vec::new();
     let mut result = Ok(());
     for backend in backends(&args, &pegboard)? {
-        match measure(&backend, &args, &pegboard, &dir).await {
+        match measure(&backend, &args, otlp, &pegboard, &dir).await {
             Ok(r) => {
                 if !args.json {
                     eprintln!("{}", report::table(&r));
@@ -34,6 +47,14 @@ pub(crate) async fn run(args: RunArgs) -> Result<()> {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(sink) = &sink {
+        // Proof that the spans left the gateways (each `traces` row exported its calls' spans).
+        let (requests, bytes) = sink.received();
+        eprintln!(
+            "OTLP sink ({}): {requests} export requests, {bytes} bytes",
+            sink.endpoint
+        );
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
@@ -133,6 +154,7 @@ fn backends(args: &RunArgs, pegboard: &std::path::Path) -> Result<Vec<Backend>> 
 async fn measure(
     backend: &Backend,
     args: &RunArgs,
+    otlp: Option<&str>,
     pegboard: &std::path::Path,
     dir: &std::path::Path,
 ) -> Result<Vec<Row>> {
@@ -147,11 +169,34 @@ async fn measure(
         .await
         .with_context(|| format!("{label}: direct"))?;
     let me = std::env::current_exe()?.display().to_string();
+    // Each `pegboard serve` front once per `--telemetry` value, labelled with it; first, with
+    // `--pegboard-before`, that binary as it starts by default.
+    let mut telemetry = Vec::new();
+    if let Some(before) = &args.pegboard_before {
+        telemetry.push((
+            " (before)",
+            before.as_path(),
+            Vec::new(),
+            args.gateway_env.clone(),
+        ));
+    }
+    for &t in &args.telemetry {
+        let (extra, mut env) = gateway::telemetry_setup(t, otlp)?;
+        env.extend(args.gateway_env.iter().cloned());
+        telemetry.push((t.suffix(), gateway_bin, extra, env));
+    }
     let mut piped = Vec::new();
     for &front in &args.fronts {
-        let argv = match front {
+        let mut runs = Vec::new();
+        match front {
             Front::Direct | Front::Http | Front::McpProxy | Front::RelayHttp => continue,
-            Front::Stdio => gateway::stdio_argv(gateway_bin, &config),
+            Front::Stdio => {
+                for (suffix, bin, extra, env) in &telemetry {
+                    let mut argv = gateway::stdio_argv(bin, &config);
+                    argv.extend(extra.iter().cloned());
+                    runs.push((format!("{}{suffix}", front.label()), argv, env.clone()));
+                }
+            }
             Front::Relay | Front::RelayParse => {
                 let mut argv = vec![me.clone(), "relay".into()];
                 if front == Front::RelayParse {
@@ -159,27 +204,28 @@ async fn measure(
                 }
                 argv.push("--".into());
                 argv.extend(backend.argv.iter().cloned());
-                argv
+                // The relay passes its environment on to the backend it starts, as pegboard does.
+                runs.push((front.label().to_owned(), argv, args.backend_env.clone()));
             }
-        };
-        // The relay passes its environment on to the backend it starts, as pegboard does.
-        let env = match front {
-            Front::Stdio => args.gateway_env.clone(),
-            _ => args.backend_env.clone(),
-        };
-        let peer = StdioPeer::start(&argv, &env)
-            .await
-            .with_context(|| format!("{label}: {}", front.label()))?;
-        piped.push((front, peer));
+        }
+        for (name, argv, env) in runs {
+            let peer = StdioPeer::start(&argv, &env)
+                .await
+                .with_context(|| format!("{label}: {name}"))?;
+            piped.push((front, name, peer));
+        }
     }
     // The HTTP fronts, in this order: each a process listening, and the harness's client of it.
     let mut served = Vec::new();
     if args.fronts.contains(&Front::Http) {
-        let gw = gateway::start_http(gateway_bin, &config, &args.gateway_env).await?;
-        let peer = HttpPeer::start(gw.addr, "/mcp")
-            .await
-            .with_context(|| format!("{label}: pegboard serve --http"))?;
-        served.push((Front::Http, gw, peer));
+        for (suffix, bin, extra, env) in &telemetry {
+            let gw = gateway::start_http(bin, &config, extra, env).await?;
+            let name = format!("{}{suffix}", Front::Http.label());
+            let peer = HttpPeer::start(gw.addr, "/mcp")
+                .await
+                .with_context(|| format!("{label}: {name}"))?;
+            served.push((Front::Http, name, gw, peer));
+        }
     }
     if args.fronts.contains(&Front::RelayHttp) {
         let mut command = tokio::process::Command::new(&me);
@@ -191,7 +237,12 @@ async fn measure(
         let peer = HttpPeer::start(gw.addr, "/mcp")
             .await
             .with_context(|| format!("{label}: relay-http"))?;
-        served.push((Front::RelayHttp, gw, peer));
+        served.push((
+            Front::RelayHttp,
+            Front::RelayHttp.label().to_owned(),
+            gw,
+            peer,
+        ));
     }
     if args.fronts.contains(&Front::McpProxy) {
         let Some(binary) = &args.mcp_proxy else {
@@ -201,7 +252,12 @@ async fn measure(
         let peer = HttpPeer::start(gw.addr, "/")
             .await
             .with_context(|| format!("{label}: mcp-proxy"))?;
-        served.push((Front::McpProxy, gw, peer));
+        served.push((
+            Front::McpProxy,
+            Front::McpProxy.label().to_owned(),
+            gw,
+            peer,
+        ));
     }
     // tools/list is what a client does once per session: sequential only.
     let levels: &[usize] = if backend.tool.is_none() {
@@ -225,19 +281,19 @@ async fn measure(
                 .await?;
             let base = Row::new(label, "direct", n, samples, None);
             let mut round = Vec::new();
-            for (front, peer) in &mut piped {
+            for (front, name, peer) in &mut piped {
                 let probe = Probe::of(peer.pid());
                 let samples = peer
                     .load(&backend.request(*front), n, budget, probe)
                     .await?;
-                round.push(Row::new(label, front.label(), n, samples, Some(&base)));
+                round.push(Row::new(label, name, n, samples, Some(&base)));
             }
-            for (front, gw, peer) in &mut served {
+            for (front, name, gw, peer) in &mut served {
                 let probe = Probe::of(gw.pid());
                 let samples = peer
                     .load(&backend.request(*front), n, budget, probe)
                     .await?;
-                round.push(Row::new(label, front.label(), n, samples, Some(&base)));
+                round.push(Row::new(label, name, n, samples, Some(&base)));
             }
             round.insert(0, base);
             rounds.push(round);
@@ -249,11 +305,13 @@ async fn measure(
         }
     }
     direct.close().await;
-    for (_, peer) in piped {
+    for (_, _, peer) in piped {
         peer.close().await;
     }
-    let (served, clients): (Vec<_>, Vec<_>) =
-        served.into_iter().map(|(_, gw, peer)| (gw, peer)).unzip();
+    let (served, clients): (Vec<_>, Vec<_>) = served
+        .into_iter()
+        .map(|(_, _, gw, peer)| (gw, peer))
+        .unzip();
     drop(clients);
     for gw in served {
         gw.stop().await;

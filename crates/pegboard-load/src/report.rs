@@ -31,6 +31,9 @@ pub struct Row {
     /// direct row; a gateway's or relay's own, without its backend's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_call: Option<f64>,
+    /// The lowest and highest of `cpu_us_per_call` over the rounds (with `--rounds` over 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_call_range: Option<(f64, f64)>,
     /// The first error's text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -83,6 +86,7 @@ impl Row {
             added_p50_us: direct.map(|d| p50_us - d.p50_us),
             errors: samples.errors,
             cpu_us_per_call,
+            cpu_us_per_call_range: None,
             first_error: samples.first_error,
         }
     }
@@ -96,6 +100,14 @@ fn median(mut values: Vec<f64>) -> f64 {
         n if n % 2 == 1 => values[n / 2],
         n => f64::midpoint(values[n / 2 - 1], values[n / 2]),
     }
+}
+
+/// The lowest and highest of `values` (`None` when there are none).
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
 }
 
 impl Row {
@@ -124,6 +136,7 @@ impl Row {
             added_p50_us: of_some(|r| r.added_p50_us),
             errors: rounds.iter().map(|r| r.errors).sum(),
             cpu_us_per_call: of_some(|r| r.cpu_us_per_call),
+            cpu_us_per_call_range: range(rounds.iter().filter_map(|r| r.cpu_us_per_call)),
             first_error: rounds.iter().find_map(|r| r.first_error.clone()),
         })
     }
@@ -138,7 +151,11 @@ pub fn table(rows: &[Row]) -> String {
     for r in rows {
         let ratio = r.ratio.map_or("—".into(), |x| format!("{x:.2}"));
         let added = r.added_p50_us.map_or("—".into(), |x| format!("{x:+.0}"));
-        let cpu = r.cpu_us_per_call.map_or("—".into(), |x| format!("{x:.1}"));
+        let cpu = match (r.cpu_us_per_call, r.cpu_us_per_call_range) {
+            (None, _) => "—".into(),
+            (Some(x), None) => format!("{x:.1}"),
+            (Some(x), Some((lo, hi))) => format!("{x:.1} ({lo:.1}–{hi:.1})"),
+        };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} |\n",
             r.backend,
@@ -183,6 +200,7 @@ mod tests {
             added_p50_us: ratio.map(|r| r * 10.0),
             errors: 1,
             cpu_us_per_call: ratio.map(|r| r * 100.0),
+            cpu_us_per_call_range: None,
             first_error: None,
         }
     }
@@ -199,6 +217,7 @@ mod tests {
         assert_eq!((m.ratio, m.added_p50_us), (Some(0.7), Some(7.0)));
         assert_eq!((m.calls, m.errors), (30, 3));
         assert_eq!(m.cpu_us_per_call, Some(70.0));
+        assert_eq!(m.cpu_us_per_call_range, Some((50.0, 90.0)));
         let even = Row::median(&rounds[..2]).unwrap();
         assert_eq!(even.p50_us, 30.0);
         let direct = Row::median(&[row(1.0, 1.0, None), row(3.0, 3.0, None)]).unwrap();

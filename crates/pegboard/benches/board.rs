@@ -1,6 +1,7 @@
 //! Benchmarks of the hot paths: routing, listing, and the cost of a call through the board.
 //!
 //! Targets: `get_tool_route` with 10k tools <= 50 ns; `get_all_tools` with 1k tools <= 20 us;
+//! `mcp_tools` (the gateway's `tools/list`, built once per board generation) is measured, no target;
 //! `board.call_tool` / direct `peer.call_tool` over the same in-process server <= 1.02.
 
 use std::{hint::black_box, time::Duration};
@@ -47,6 +48,24 @@ fn board_with(rt: &tokio::runtime::Runtime, extra: usize) -> PegBoard {
     })
 }
 
+/// A board of `n` hand-registered tools (routed to a test server) whose definitions carry
+/// `execution`, as the official servers' do.
+fn board_with_execution(rt: &tokio::runtime::Runtime, n: usize) -> PegBoard {
+    let board = board_with(rt, 0);
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    let schema = std::sync::Arc::new(schema.as_object().cloned().expect("object"));
+    for i in 0..n {
+        let support = ["forbidden", "optional", "required"][i % 3];
+        let extra = json!({"execution": {"taskSupport": support}});
+        let tool = pegboard::Tool::new(format!("task_{i:04}"), "A tool with tasks", schema.clone())
+            .with_extra(extra.as_object().cloned().expect("object"));
+        board
+            .register_tool(Some("x"), tool, 0)
+            .expect("register_tool");
+    }
+    board
+}
+
 fn routing(c: &mut Criterion) {
     let rt = runtime();
     let board = board_with(&rt, 10_000);
@@ -83,6 +102,25 @@ fn listing(c: &mut Criterion) {
     });
     c.bench_function("list_all_tools/1k_tools", |b| {
         b.iter(|| black_box(board.list_all_tools()))
+    });
+    // What the gateway's `tools/list` builds once per board generation.
+    c.bench_function("mcp_tools/1k_tools", |b| {
+        b.iter(|| black_box(board.mcp_tools()))
+    });
+    c.bench_function("tools_list_json/1k_tools", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&board.mcp_tools()).expect("JSON")))
+    });
+    // The same, every member kept (what the gateway's tools/list is to send).
+    c.bench_function("listed_tools/1k_tools", |b| {
+        b.iter(|| black_box(board.listed_tools()))
+    });
+    c.bench_function("listed_tools_json/1k_tools", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&board.listed_tools()).expect("JSON")))
+    });
+    // 1k tools that each carry `execution` (a third of them `required`, which is rewritten).
+    let board = board_with_execution(&rt, 1_000);
+    c.bench_function("listed_tools_json/1k_tools_with_execution", |b| {
+        b.iter(|| black_box(serde_json::to_vec(&board.listed_tools()).expect("JSON")))
     });
 }
 
@@ -128,5 +166,42 @@ fn calls(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, routing, listing, calls);
+/// What a `ToolListTap` costs the transport that shows it every message: a call's answer (most
+/// of what a server sends), and a `tools/list` answer of 1k tools (once per listing).
+fn tap(c: &mut Criterion) {
+    let tap = pegboard::ToolListTap::new();
+    let text = "x".repeat(1_000);
+    let answer =
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": text}]}});
+    let answer = serde_json::to_vec(&answer).expect("JSON");
+    c.bench_function("tap_observe/call_answer_1kB", |b| {
+        b.iter(|| tap.observe(black_box(&answer)))
+    });
+    let tools: Vec<_> = (0..1_000)
+        .map(|i| {
+            json!({"name": format!("tool_{i}"), "description": "Read a file from the disk",
+                "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                "execution": {"taskSupport": "forbidden"}})
+        })
+        .collect();
+    let list = json!({"jsonrpc": "2.0", "id": 8, "result": {"tools": tools}});
+    let list = serde_json::to_vec(&list).expect("JSON");
+    // For scale: what rmcp's transport already spends decoding that answer into its types.
+    c.bench_function("rmcp_decode/tools_list_1k_tools", |b| {
+        b.iter(|| {
+            black_box(
+                serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(black_box(&list))
+                    .expect("a tools/list answer"),
+            )
+        })
+    });
+    c.bench_function("tap_observe/tools_list_1k_tools", |b| {
+        b.iter(|| {
+            tap.observe(black_box(&list));
+            black_box(tap.pending())
+        })
+    });
+}
+
+criterion_group!(benches, routing, listing, calls, tap);
 criterion_main!(benches);

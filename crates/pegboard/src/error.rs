@@ -22,6 +22,26 @@ pub enum PegBoardError {
         suggestions: Vec<String>,
     },
 
+    /// The tool is off the board because its service's [`ListingFilter`](crate::ListingFilter)
+    /// withheld it; the message is the filter's reason (what happened, what to do).
+    #[error("{reason}")]
+    ToolWithheld {
+        /// The board name that was asked for.
+        name: String,
+        /// The filter's reason.
+        reason: String,
+    },
+
+    /// The prompt is off the board because its service's [`ListingFilter`](crate::ListingFilter)
+    /// withheld it; the message is the filter's reason.
+    #[error("{reason}")]
+    PromptWithheld {
+        /// The board name that was asked for.
+        name: String,
+        /// The filter's reason.
+        reason: String,
+    },
+
     /// The name a tool would get is already taken (by the board, or by another tool of the same server).
     #[error(
         "tool name `{}` is already registered{}; add the server under another namespace, or leave the tool out with a deny list",

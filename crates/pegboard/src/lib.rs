@@ -68,6 +68,9 @@
 //! | `registry.rs` | the immutable snapshot readers load (with its lazily built search index); `ServiceId`, the crate's service index |
 //! | `slot.rs` | a stored service: its peer, its end signal, refresh tickets |
 //! | `discovery.rs` | listing every page of a server's tools, with the limits |
+//! | `tap.rs` | [`ToolListTap`]: the members of tool definitions rmcp's `Tool` drops, read from the `tools/list` answers as the transport receives them |
+//! | `listed.rs` | [`ListedTool`]: a tool as the board lists it to clients (its `_meta`, and [`execution_for_clients`]) |
+//! | `listing.rs` | [`ListingFilter`]: a per-service hook on every listing of tools and prompts (edit, drop, withhold with a reason) |
 //! | `tool.rs`, `naming.rs`, `error.rs`, `options.rs` | [`Tool`], [`NamingPolicy`], [`PegBoardError`], [`ServiceOptions`] and [`CallOptions`] |
 //! | `suggest.rs` | "did you mean" for unknown names, bounded work |
 //! | `export.rs`, `client.rs` | provider JSON, the list_changed client handler |
@@ -89,13 +92,16 @@ pub mod client;
 mod discovery;
 mod error;
 pub mod export;
+mod listed;
+mod listing;
 pub mod naming;
 mod options;
 mod refresh;
 mod registry;
 pub mod search;
 mod slot;
-mod suggest;
+pub mod suggest;
+mod tap;
 mod tool;
 pub mod uri;
 
@@ -104,14 +110,17 @@ pub mod tokio_usage {}
 
 pub use board::{
     Added, DEFAULT_CALL_TIMEOUT, DEFAULT_DISCOVERY_TIMEOUT, PegBoard, PegBoardBuilder,
-    ResourceTarget, Route, ToolTarget,
+    PromptTarget, ResourceTarget, Route, ToolTarget,
 };
 pub use error::PegBoardError;
+pub use listed::{ListedTool, execution_for_clients};
+pub use listing::{Listing, ListingFilter, Named, Withheld};
 pub use naming::NamingPolicy;
 pub use options::{CallOptions, Extension, ServiceOptions};
 pub use refresh::RefreshReport;
 pub use search::ToolMatch;
 pub use slot::{ServiceInfo, ServiceState};
+pub use tap::{MAX_TAPPED_LINE, TappedReader, ToolListTap};
 pub use tool::{Tool, ToolFields};
 
 /// The shared string type of [`Tool`]'s text fields (re-exported from the `arcstr` crate):

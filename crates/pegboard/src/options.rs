@@ -2,7 +2,7 @@
 
 use std::{any::Any, fmt, sync::Arc, time::Duration};
 
-use crate::client::ToolListWatch;
+use crate::{ListingFilter, ToolListTap, client::ToolListWatch};
 
 /// Anything an embedder wants to keep with a service (for example the state its client handler
 /// shares), handed back with every [`ToolTarget`](crate::ToolTarget).
@@ -36,7 +36,7 @@ impl fmt::Debug for Extension {
 /// assert!(!options.admits("fetch"));
 /// assert!(!options.admits("delete"));
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct ServiceOptions {
     /// Only tools with these original names are registered (`None`: all).
@@ -49,6 +49,26 @@ pub struct ServiceOptions {
     pub watch: Option<ToolListWatch>,
     /// Embedder state kept with the service (see [`Extension`]).
     pub extension: Option<Extension>,
+    /// Sees every listing of the service's tools and prompts before the board takes them
+    /// (see [`ListingFilter`]).
+    pub filter: Option<Arc<dyn ListingFilter>>,
+    /// Where the service's transport shows the `tools/list` answers it reads, so that members
+    /// rmcp's `Tool` does not model reach the board (see [`ToolListTap`]).
+    pub tool_list_tap: Option<ToolListTap>,
+}
+
+impl fmt::Debug for ServiceOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceOptions")
+            .field("allow", &self.allow)
+            .field("deny", &self.deny)
+            .field("call_timeout", &self.call_timeout)
+            .field("watch", &self.watch)
+            .field("extension", &self.extension)
+            .field("filter", &self.filter.as_ref().map(|_| "ListingFilter"))
+            .field("tool_list_tap", &self.tool_list_tap)
+            .finish()
+    }
 }
 
 impl ServiceOptions {
@@ -97,6 +117,57 @@ impl ServiceOptions {
     #[must_use]
     pub fn extension<T: Any + Send + Sync>(mut self, value: Arc<T>) -> Self {
         self.extension = Some(Extension(value));
+        self
+    }
+
+    /// Run every listing of the service's tools and prompts through `filter` before the board
+    /// takes it: when the service is added, when it is re-listed (`tools/list_changed`,
+    /// [`PegBoard::refresh_service`](crate::PegBoard::refresh_service)), and for prompts at each
+    /// listing. It sees what passed the allow and deny lists.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use pegboard::{Listing, ListingFilter, ServiceOptions};
+    ///
+    /// struct Trim;
+    /// impl ListingFilter for Trim {
+    ///     fn tools(&self, listing: &mut Listing<'_, rmcp::model::Tool>) {
+    ///         for tool in &mut listing.items {
+    ///             if let Some(d) = &tool.description {
+    ///                 tool.description = Some(d.trim().to_string().into());
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    /// let options = ServiceOptions::new().filter(Arc::new(Trim));
+    /// assert!(options.filter.is_some());
+    /// ```
+    #[must_use]
+    pub fn filter(mut self, filter: Arc<dyn ListingFilter>) -> Self {
+        self.filter = Some(filter);
+        self
+    }
+
+    /// Take the members of the service's tool definitions that rmcp's `Tool` does not model
+    /// (`execution`, a vendor's own) from `tap`, which the service's transport feeds: without
+    /// it, they are lost on the way (rmcp decodes every message into its types inside the
+    /// transport). They are kept in [`ToolFields::extra`](crate::ToolFields::extra).
+    ///
+    /// ```
+    /// # async fn demo(server_io: tokio::io::DuplexStream) -> Result<(), Box<dyn std::error::Error>> {
+    /// use rmcp::ServiceExt;
+    /// use pegboard::{ServiceOptions, ToolListTap};
+    ///
+    /// let tap = ToolListTap::new();
+    /// let (read, write) = tokio::io::split(server_io);
+    /// let service = ().into_dyn().serve((tap.reader(read), write)).await?;
+    /// let board = pegboard::PegBoard::new();
+    /// board.add_service_with(Some("files".into()), service, ServiceOptions::new().tool_list_tap(tap)).await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn tool_list_tap(mut self, tap: ToolListTap) -> Self {
+        self.tool_list_tap = Some(tap);
         self
     }
 

@@ -8,10 +8,13 @@ pub struct RefreshReport {
     pub added: Vec<String>,
     /// Tools the server no longer offers, now gone from the board.
     pub removed: Vec<String>,
-    /// Tools whose description, schema or other details changed (name and position kept).
+    /// Tools whose description, schema or other details changed, members rmcp does not model
+    /// (`execution`, ...) included (name and position kept).
     pub changed: Vec<String>,
     /// New tools left out because their name was taken.
     pub skipped: Vec<String>,
+    /// Tools the service's [`ListingFilter`](crate::ListingFilter) withheld at this listing.
+    pub withheld: Vec<String>,
     /// A newer refresh of the same service overtook this one, so this result was dropped.
     pub superseded: bool,
 }
@@ -27,6 +30,7 @@ impl RefreshReport {
         self.removed.extend(other.removed);
         self.changed.extend(other.changed);
         self.skipped.extend(other.skipped);
+        self.withheld.extend(other.withheld);
         self.superseded |= other.superseded;
     }
 }

@@ -9,6 +9,10 @@ use std::{
     time::Duration,
 };
 
+use std::{collections::HashMap, sync::Arc};
+
+use arc_swap::ArcSwap;
+use arcstr::ArcStr;
 use rmcp::{Peer, RoleClient, service::RunningServiceCancellationToken};
 use tokio::{sync::watch, task::AbortHandle};
 
@@ -37,7 +41,13 @@ pub(crate) struct ServiceSlot {
     /// routes to it: it stays for that tool, but is no longer listed or re-listed.
     withdrawn: AtomicBool,
     watcher: Mutex<Option<AbortHandle>>,
+    /// Board name -> reason, of the tools its [`ListingFilter`](crate::ListingFilter) withheld at
+    /// the last listing that committed. Read only when a name is not on the board.
+    withheld: ArcSwap<Withholding>,
 }
+
+/// Board name -> why the tool is off the board.
+pub(crate) type Withholding = HashMap<ArcStr, Arc<str>>;
 
 impl ServiceSlot {
     /// The server's one-line summary from its handshake: see [`ServiceInfo::summary`].
@@ -84,6 +94,7 @@ impl ServiceSlot {
         namespace: Option<std::sync::Arc<str>>,
         service: BoxedService,
         options: ServiceOptions,
+        withheld: Withholding,
     ) -> Self {
         let peer = service.peer().clone();
         let stop = service.cancellation_token();
@@ -103,6 +114,7 @@ impl ServiceSlot {
             refresh_committed: AtomicU64::new(0),
             withdrawn: AtomicBool::new(false),
             watcher: Mutex::new(None),
+            withheld: ArcSwap::from_pointee(withheld),
         }
     }
 
@@ -159,6 +171,19 @@ impl ServiceSlot {
 
     pub(crate) fn is_withdrawn(&self) -> bool {
         self.withdrawn.load(Ordering::SeqCst)
+    }
+
+    /// Why the tool the board would call `name` is withheld, if it is.
+    pub(crate) fn withheld(&self, name: &str) -> Option<Arc<str>> {
+        self.withheld.load().get(name).cloned()
+    }
+
+    /// What the last committed listing withheld (call under the board's write lock).
+    pub(crate) fn set_withheld(&self, withheld: Withholding) {
+        let unchanged = **self.withheld.load() == withheld;
+        if !unchanged {
+            self.withheld.store(Arc::new(withheld));
+        }
     }
 
     pub(crate) fn set_watcher(&self, handle: AbortHandle) {

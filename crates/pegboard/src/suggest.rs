@@ -1,8 +1,8 @@
-//! Close matches for a tool name that is not on the board ("did you mean ...?").
+//! Close matches for a name that is not on the board ("did you mean ...?").
 //!
 //! The name asked for is the caller's input and may be huge; board names may be long too
 //! (verbatim naming has no length limit). Similarity is therefore scored on the first
-//! [`SCORED_CHARS`] characters of each, so the work per board name is bounded whatever the
+//! `SCORED_CHARS` (128) characters of each, so the work per board name is bounded whatever the
 //! lengths: O(`SCORED_CHARS`²) for the score plus one linear suffix check.
 
 /// At most this many suggestions.
@@ -15,8 +15,15 @@ const SCORED_CHARS: usize = 128;
 /// The board names closest to `wanted`, best first.
 ///
 /// A name that ends with `wanted` (the LLM forgot the namespace: `search` for `web-search`) or
-/// that `wanted` ends with (it added a wrong one) ranks first; then names by similarity.
-pub(crate) fn close_matches<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
+/// that `wanted` ends with (it added a wrong one) ranks first; then names by similarity. This is
+/// how every "not on the board" error picks its suggestions; callers that answer for a client
+/// who may see only some names pass only those.
+///
+/// ```
+/// let close = pegboard::suggest::close_matches("search", ["web-search", "notes-add"].into_iter());
+/// assert_eq!(close, ["web-search"]);
+/// ```
+pub fn close_matches<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let wanted_head = head(wanted);
     let mut scored: Vec<(f64, &str)> = names
         .filter_map(|name| {

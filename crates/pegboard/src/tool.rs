@@ -18,7 +18,14 @@ use rmcp::model::{Icon, JsonObject, MetaObject, ToolAnnotations};
 /// clone is one reference count, because the board hands out a clone of every tool on every
 /// listing. Each field is shared as well ([`ArcStr`] for text, [`Arc`] for the rest), so taking
 /// one out is cheap too; writing a field (`tool.title = ...`) copies the tool first if it is
-/// shared. Conversion from and to [`rmcp::model::Tool`] is lossless.
+/// shared.
+///
+/// Members of the server's definition that rmcp's type does not model (`execution` of MCP
+/// 2025-11-25, a vendor's own member) are kept in [`extra`](ToolFields::extra) when the board
+/// could read the listing as JSON (see [`ToolListTap`](crate::ToolListTap)); they are part of the
+/// tool: equality, clones and renames keep them, and a change of them is a change of the tool.
+/// Conversion from [`rmcp::model::Tool`] is lossless; conversion to it loses `extra` (rmcp has
+/// no room for it): to write the tool whole, use [`to_json`](Tool::to_json).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -60,6 +67,11 @@ pub struct ToolFields {
     pub icons: Option<Arc<[Icon]>>,
     /// The `_meta` object.
     pub meta: Option<Arc<MetaObject>>,
+    /// The members of the server's definition that rmcp's [`rmcp::model::Tool`] does not model
+    /// (for example `execution`), as the server sent them; `None` when there were none (or the
+    /// listing could not be read as JSON). Members named like one of the fields above are never
+    /// written from here (see [`Tool::to_json`]).
+    pub extra: Option<Arc<JsonObject>>,
     /// The name the tool had when it was created or received from its server.
     source: ArcStr,
 }
@@ -118,6 +130,7 @@ impl Tool {
             annotations: None,
             icons: None,
             meta: None,
+            extra: None,
         })
     }
 
@@ -146,6 +159,23 @@ impl Tool {
     #[must_use]
     pub fn with_meta(mut self, meta: MetaObject) -> Self {
         self.meta = Some(Arc::new(meta));
+        self
+    }
+
+    /// The same tool with members rmcp's [`rmcp::model::Tool`] does not model (see
+    /// [`ToolFields::extra`]); an empty object means none.
+    ///
+    /// ```
+    /// let schema = std::sync::Arc::new(serde_json::Map::new());
+    /// let execution = serde_json::json!({"execution": {"taskSupport": "forbidden"}});
+    /// let tool = pegboard::Tool::new("read", "Read a file", schema)
+    ///     .with_extra(execution.as_object().unwrap().clone());
+    /// assert_eq!(tool.extra().unwrap()["execution"]["taskSupport"], "forbidden");
+    /// assert_eq!(tool.to_json()["execution"], execution["execution"]);
+    /// ```
+    #[must_use]
+    pub fn with_extra(mut self, extra: JsonObject) -> Self {
+        self.extra = (!extra.is_empty()).then(|| Arc::new(extra));
         self
     }
 
@@ -208,7 +238,20 @@ impl Tool {
         self.meta.as_deref()
     }
 
-    /// The tool as rmcp's model type, named as on the board.
+    /// The members rmcp's [`rmcp::model::Tool`] does not model, if any (see [`ToolFields::extra`]).
+    pub fn extra(&self) -> Option<&JsonObject> {
+        self.extra.as_deref()
+    }
+
+    /// The tool as an MCP tool object, every member included (the fields rmcp models, then
+    /// [`extra`](ToolFields::extra)), named as on the board. This is the tool as its server
+    /// defined it; what the gateway lists is [`PegBoard::listed_tools`](crate::PegBoard::listed_tools).
+    pub fn to_json(&self) -> JsonObject {
+        crate::listed::write_json(self, self.meta.as_deref(), self.extra.as_deref())
+    }
+
+    /// The tool as rmcp's model type, named as on the board; [`extra`](ToolFields::extra) is
+    /// left out (rmcp has no room for it).
     pub fn to_rmcp(&self) -> rmcp::model::Tool {
         let mut tool = rmcp::model::Tool::new_with_raw(
             String::from(self.name.as_str()),
@@ -253,6 +296,7 @@ impl From<rmcp::model::Tool> for Tool {
             annotations: annotations.map(Arc::new),
             icons: icons.map(Arc::from),
             meta: meta.map(Arc::new),
+            extra: None,
         })
     }
 }

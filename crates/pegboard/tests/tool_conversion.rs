@@ -121,6 +121,46 @@ fn clones_share_every_field() {
     ));
 }
 
+#[test]
+fn extra_members_are_part_of_the_tool_through_clones_and_renames() {
+    let extra = object(serde_json::json!({"execution": {"taskSupport": "forbidden"}}));
+    let tool = Tool::from(rich_tool()).with_extra((*extra).clone());
+    assert_eq!(tool.extra(), Some(&*extra));
+
+    let clone = tool.clone();
+    assert!(Arc::ptr_eq(
+        tool.extra.as_ref().unwrap(),
+        clone.extra.as_ref().unwrap()
+    ));
+    let renamed = tool.renamed("web-search");
+    assert!(Arc::ptr_eq(
+        tool.extra.as_ref().unwrap(),
+        renamed.extra.as_ref().unwrap()
+    ));
+    assert_eq!(renamed.to_json()["execution"], extra["execution"]);
+
+    // A change of them is a change of the tool; none at all is not the same as some.
+    let optional = object(serde_json::json!({"execution": {"taskSupport": "optional"}}));
+    assert_ne!(
+        tool,
+        Tool::from(rich_tool()).with_extra((*optional).clone())
+    );
+    assert_ne!(tool, Tool::from(rich_tool()));
+    assert_eq!(
+        Tool::from(rich_tool())
+            .with_extra(Default::default())
+            .extra(),
+        None
+    );
+
+    // rmcp's type has no room for them; the tool's own JSON has.
+    let back = serde_json::to_value(tool.to_rmcp()).unwrap();
+    assert!(back.get("execution").is_none());
+    let mut json = tool.to_json();
+    assert_eq!(json.remove("execution"), Some(extra["execution"].clone()));
+    assert_eq!(serde_json::Value::Object(json), back);
+}
+
 #[tokio::test]
 async fn a_board_tool_converts_back_under_its_board_name_with_everything_else_intact() {
     #[derive(Clone)]

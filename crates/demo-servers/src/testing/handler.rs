@@ -81,8 +81,7 @@ impl ServerHandler for TestServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
-        self.event();
+        self.count_call();
         let name = request.name.as_ref();
         let kind = self
             .read()
@@ -108,7 +107,11 @@ impl ServerHandler for TestServer {
                 // Tests of a process wait for this line to know a call is in flight.
                 tracing::info!(ms, "sleep started");
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(text(format!("slept {ms} ms"))),
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+                        // Tests of a process wait for this line to know a call ran to its end.
+                        tracing::info!(ms, "sleep finished");
+                        Ok(text(format!("slept {ms} ms")))
+                    }
                     _ = context.ct.cancelled() => {
                         self.counters.cancelled.fetch_add(1, Ordering::SeqCst);
                         self.event();
@@ -155,6 +158,9 @@ impl ServerHandler for TestServer {
             }
             Kind::Pid => Ok(text(std::process::id().to_string())),
             Kind::Extra | Kind::Listing | Kind::Ask => Ok(text(name.to_string())),
+            Kind::EchoMeta => Ok(super::parity::echo_meta(&context)),
+            Kind::Progress => super::parity::progress(&args, &context).await,
+            Kind::Malformed => Ok(super::parity::malformed_unserved()),
             Kind::Huge => Ok(text("x".repeat(parse::<HugeArgs>(&args)?.bytes))),
             Kind::Dynamic => Ok(text(format!(
                 "{name} called with {}",

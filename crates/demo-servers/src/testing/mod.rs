@@ -25,8 +25,10 @@ use serde::Deserialize;
 mod handler;
 mod mrtr;
 mod options;
+mod parity;
 
 pub use options::TestServerOptions;
+pub use parity::Faults;
 
 /// Server info name reported by [`TestServer`].
 pub const TEST_SERVER_NAME: &str = "pegboard-test-server";
@@ -79,6 +81,12 @@ enum Kind {
     Listing,
     /// `ask` (with `ask_tool`): asks the client with `input_required` (see `mrtr.rs`).
     Ask,
+    /// `echo_meta` (with `parity_tools`): answers with the request's `_meta` (see `parity.rs`).
+    EchoMeta,
+    /// `progress` (with `parity_tools`): sends the progress values asked for.
+    Progress,
+    /// `malformed` (with `parity_tools`): answered by [`Faults`] (see `parity.rs`).
+    Malformed,
 }
 
 #[derive(Debug, Clone)]
@@ -241,6 +249,9 @@ impl TestServer {
         if options.ask_tool {
             tools.push(mrtr::entry());
         }
+        if options.parity_tools {
+            tools.extend(parity::entries());
+        }
         Self {
             options: Arc::new(options),
             tools: Arc::new(RwLock::new(tools)),
@@ -330,6 +341,12 @@ impl TestServer {
                 return;
             }
         }
+    }
+
+    /// Count a `tools/call` (for [`wait_for_tool_calls`](Self::wait_for_tool_calls)).
+    fn count_call(&self) {
+        self.counters.tool_calls.fetch_add(1, Ordering::SeqCst);
+        self.event();
     }
 
     fn event(&self) {

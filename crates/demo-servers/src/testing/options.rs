@@ -29,6 +29,11 @@ pub struct TestServerOptions {
     /// for a 2026-07-28 client (multi round-trip requests), with server-to-client requests
     /// during the call for an older one (see `testing/mrtr.rs`).
     pub ask_tool: bool,
+    /// When true, the tools the gateway's parity suites use: `echo_meta` (answers with the
+    /// `_meta` it received), `progress {values, total?}` (sends those progress values, in order)
+    /// and `malformed {shape}` (answers with an invalid tool result over stdio; see
+    /// `testing/parity.rs`).
+    pub parity_tools: bool,
 }
 
 impl TestServerOptions {
@@ -60,6 +65,11 @@ impl TestServerOptions {
     /// Sets [`ask_tool`](Self::ask_tool).
     pub fn ask_tool(mut self, yes: bool) -> Self {
         self.ask_tool = yes;
+        self
+    }
+    /// Sets [`parity_tools`](Self::parity_tools).
+    pub fn parity_tools(mut self, yes: bool) -> Self {
+        self.parity_tools = yes;
         self
     }
     /// Sets [`huge_tool`](Self::huge_tool).

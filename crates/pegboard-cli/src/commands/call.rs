@@ -7,17 +7,16 @@ use pegboard::{CallOptions, PegBoard, PegBoardError};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
-use super::{Loaded, fill_board_from, load_config};
+use pegboard_gateway::Progress;
+
+use super::{fill_board_from, gateway_for, load_config};
 use crate::cli::CallArgs;
 use crate::config::{Config, ServerConfig};
-use crate::connect::Progress;
 
 /// Run `pegboard call`.
 pub async fn run(args: CallArgs, progress: Progress) -> Result<i32> {
     let arguments = parse_arguments(args.arguments.as_deref())?;
-    let config = load_config(args.config.config.as_deref(), args.config.strict)?
-        .with_max_message(args.config.max_message());
-    let timeout = args.config.startup_timeout;
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
     // Start only the servers that can own the name (seconds saved per npx/uvx server); when the
     // tool is not among them after all, start everything and look again.
     let (config, narrowed) = match owners(&config, &args.tool) {
@@ -30,29 +29,41 @@ pub async fn run(args: CallArgs, progress: Progress) -> Result<i32> {
         ),
         None => (config, None),
     };
-    let mut loaded = fill_board_from(config, timeout, progress).await;
+    let mut loaded = fill_board_from(gateway_for(config, &args.config, progress)).await;
     if let Some(all) = narrowed
         && loaded
             .as_ref()
-            .map_or(true, |l| l.board.get_tool(&args.tool).is_none())
+            .map_or(true, |g| g.board().get_tool(&args.tool).is_none())
     {
-        if let Ok(l) = &loaded {
-            l.board.shutdown().await;
+        if let Ok(gateway) = loaded {
+            gateway.shutdown().await;
         }
         tracing::debug!(tool = %args.tool, "not on the servers its namespace names; starting all");
-        loaded = fill_board_from(all, timeout, progress).await;
+        loaded = fill_board_from(gateway_for(all, &args.config, progress)).await;
     }
-    let Loaded { board, started, .. } = loaded?;
-    let outcome = call_and_print(&board, &args.tool, arguments, args.timeout, args.json).await;
-    board.shutdown().await;
+    let gateway = loaded?;
+    let outcome = call_and_print(
+        gateway.board(),
+        &args.tool,
+        arguments,
+        args.timeout,
+        args.json,
+    )
+    .await;
+    let failed = gateway
+        .started()
+        .unwrap_or_default()
+        .iter()
+        .filter(|s| s.result.is_err())
+        .count();
+    gateway.shutdown().await;
     match outcome {
         Err(e) if is_not_found(&e) => {
             let mut msg = format!("{e}\n  run `pegboard tools` to see every name on the board");
-            if started.failed() > 0 {
+            if failed > 0 {
                 msg.push_str(&format!(
-                    "\n  note: {} server{} failed to start (see above); the tool may belong to one of them",
-                    started.failed(),
-                    if started.failed() == 1 { "" } else { "s" }
+                    "\n  note: {failed} server{} failed to start (see above); the tool may belong to one of them",
+                    if failed == 1 { "" } else { "s" }
                 ));
             }
             Err(anyhow::anyhow!(msg))

@@ -6,10 +6,10 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use serde_json::json;
 
-use super::{Loaded, fill_board_from, load_config};
+use super::{fill_board_from, load_config};
 use crate::cli::{DemoArgs, Format};
 use crate::commands::{call, tools};
-use crate::connect::Progress;
+use pegboard_gateway::{Gateway, Progress};
 
 /// Sample calls, tried in order: the first whose tool is on the board is made.
 fn samples() -> Vec<(&'static str, serde_json::Value)> {
@@ -34,10 +34,14 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
         }
         None => (bundled_config()?, "--config examples/demo.json".to_string()),
     };
-    let startup = Duration::from_secs(30);
-    let Loaded { board, .. } = fill_board_from(config, startup, progress).await?;
+    let gateway = Gateway::builder(config)
+        .startup_timeout(Duration::from_secs(30))
+        .restart(false)
+        .progress(progress);
+    let gateway = fill_board_from(gateway).await?;
+    let board = gateway.board();
     crate::output::println(&format!("\n$ pegboard tools {shown}"))?;
-    let listed = tools::print_tools(&board, Format::Table);
+    let listed = tools::print_tools(board, Format::Table);
     let mut code = 0;
     if listed.is_ok() {
         match samples()
@@ -46,7 +50,7 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
         {
             Some((name, arguments)) => {
                 crate::output::println(&format!("\n$ pegboard call {name} '{arguments}'"))?;
-                code = match call::call_and_print(&board, name, arguments, None, false).await {
+                code = match call::call_and_print(board, name, arguments, None, false).await {
                     Ok(c) => c,
                     Err(e) => {
                         eprintln!("error: {e:#}");
@@ -63,7 +67,7 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
             None => eprintln!("(no sample tool on the board to call)"),
         }
     }
-    board.shutdown().await;
+    gateway.shutdown().await;
     listed.map(|()| code)
 }
 

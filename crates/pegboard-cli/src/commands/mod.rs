@@ -1,72 +1,75 @@
 //! One module per subcommand, plus what they share: loading the config and filling the board.
 
+pub mod auth;
 pub mod call;
 pub mod demo;
+pub mod findings;
+pub mod login;
+pub mod pin;
 pub mod search;
 pub mod serve;
+pub mod status;
 pub mod tools;
 
-use anyhow::{Result, anyhow, bail};
-use pegboard::PegBoard;
+use anyhow::{Result, anyhow};
+use pegboard_gateway::{Gateway, GatewayBuilder, Progress};
 
 use crate::cli::ConfigArgs;
 use crate::config::Config;
-use crate::connect::{self, Progress, Started};
 
 pub use pegboard_gateway::load_config;
 
-/// A board with every server of the config that could be started.
-pub struct Loaded {
-    /// The board.
-    pub board: PegBoard,
-    /// What happened to each server.
-    pub started: Started,
-}
-
-/// Load the config, start every server concurrently, register what started.
-/// Fails only when the config is unusable or has servers of which none started.
-pub async fn fill_board(args: &ConfigArgs, progress: Progress) -> Result<Loaded> {
-    let config =
-        load_config(args.config.as_deref(), args.strict)?.with_max_message(args.max_message());
-    fill_board_from(config, args.startup_timeout, progress).await
-}
-
-/// [`fill_board`] with a loaded config.
-pub async fn fill_board_from(
-    config: Config,
-    startup_timeout: std::time::Duration,
+/// Load the config, start every server concurrently, register what started (not served, not
+/// restarted), as the config's client `client` sees it (`None`: everything). Fails only when the
+/// config is unusable, names no such client, or has servers of which none started.
+pub async fn fill_board(
+    args: &ConfigArgs,
     progress: Progress,
-) -> Result<Loaded> {
-    let board = empty_board(&config, startup_timeout)?;
-    let started = connect::start_all(&board, &config, startup_timeout, progress).await;
-    if started.ready() == 0 {
-        board.shutdown().await;
-        return Err(none_started(&started, &config));
-    }
-    Ok(Loaded { board, started })
+    client: Option<String>,
+) -> Result<Gateway> {
+    let config = load_config(args.config.as_deref(), args.strict)?;
+    fill_board_from(gateway_for(config, args, progress).stdio_client(client)).await
 }
 
-/// The board the servers of `config` will join. Fails when the config has no servers.
-pub fn empty_board(config: &Config, startup_timeout: std::time::Duration) -> Result<PegBoard> {
-    if config.servers.is_empty() {
-        bail!(
-            "{}: no enabled servers; add one under `mcpServers` (see `pegboard serve --help`)",
-            config.source.display()
-        );
-    }
-    // Listing a server's tools is part of starting it: the same timeout bounds both.
-    Ok(PegBoard::builder()
-        .discovery_timeout(startup_timeout)
-        .build())
+/// The gateway of `config` as the command line sets it up, not restarting servers (the
+/// commands that start one run only while they need it).
+pub fn gateway_for(config: Config, args: &ConfigArgs, progress: Progress) -> GatewayBuilder {
+    Gateway::builder(config)
+        .startup_timeout(args.startup_timeout)
+        .max_message(args.max_message())
+        .restart(false)
+        .progress(progress)
 }
 
-/// The error when not one server of `config` started (each one's reason was reported already).
-pub fn none_started(started: &Started, config: &Config) -> anyhow::Error {
-    let which = match started.outcomes.len() {
-        1 => "the configured server did not start".to_string(),
-        n => format!("none of the {n} configured servers started"),
-    };
-    anyhow!("{which} (reasons above); fix {}", config.source.display())
+/// Build `builder`'s gateway and start its servers.
+pub async fn fill_board_from(builder: GatewayBuilder) -> Result<Gateway> {
+    let gateway = builder.build()?;
+    if let Err(e) = gateway.start_servers().await {
+        gateway.shutdown().await;
+        return Err(e.into());
+    }
+    Ok(gateway)
+}
+
+/// The server entry `name` of the config at `path`, with a clear error when there is none.
+pub fn server_named(
+    path: Option<&std::path::Path>,
+    name: &str,
+) -> Result<crate::config::ServerConfig> {
+    let config = load_config(path, false)?;
+    config
+        .servers
+        .iter()
+        .find(|s| s.name == name)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+            anyhow!(
+                "{}: no enabled server `{name}` (servers: {})",
+                config.source.display(),
+                names.join(", ")
+            )
+        })
 }
 
 /// Resolves on Ctrl-C, or SIGTERM on Unix.

@@ -4,9 +4,9 @@ use anyhow::{Result, bail};
 use pegboard::ToolMatch;
 use serde_json::json;
 
-use super::{Loaded, fill_board, tools::first_line};
+use super::{fill_board, tools::first_line};
 use crate::cli::SearchArgs;
-use crate::connect::Progress;
+use pegboard_gateway::Progress;
 
 /// Longest description shown in the table.
 const DESCRIPTION_MAX: usize = 70;
@@ -17,9 +17,12 @@ pub async fn run(args: SearchArgs, progress: Progress) -> Result<i32> {
     if query.trim().is_empty() {
         bail!("the query is empty: say what the tool should do, or give its name");
     }
-    let Loaded { board, .. } = fill_board(&args.config, progress).await?;
-    let found = board.search_tools(&query, args.limit);
-    board.shutdown().await;
+    // As that client's view when asked: its hidden tools never show (nor take a place).
+    let gateway = fill_board(&args.config, progress, args.client.clone()).await?;
+    let found = gateway
+        .stdio_client()
+        .search_tools(gateway.board(), &query, args.limit);
+    gateway.shutdown().await;
     let text = if args.json {
         json_text(&found)?
     } else {

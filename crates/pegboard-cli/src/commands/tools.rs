@@ -4,22 +4,31 @@ use anyhow::{Context, Result};
 use pegboard::PegBoard;
 use pegboard::export::{ExportOptions, Provider};
 
-use super::{Loaded, fill_board};
+use super::{fill_board_from, gateway_for, load_config};
 use crate::cli::{Format, ToolsArgs};
-use crate::connect::Progress;
+use pegboard_gateway::Progress;
 
 /// Longest description shown in the table.
 const DESCRIPTION_MAX: usize = 80;
 
 /// Run `pegboard tools`.
 pub async fn run(args: ToolsArgs, progress: Progress) -> Result<i32> {
-    let Loaded { board, .. } = fill_board(&args.config, progress).await?;
+    let config = load_config(args.config.config.as_deref(), args.config.strict)?;
+    let reports: Vec<(String, pegboard_gateway::pins::Report)> = config
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.guards.report.clone()))
+        .collect();
+    let gateway = fill_board_from(gateway_for(config, &args.config, progress)).await?;
+    let board = gateway.board();
     let options = ExportOptions::default().defer_loading(args.defer_loading);
     if args.defer_loading && !matches!(args.format, Format::Anthropic | Format::Openai) {
         tracing::warn!("--defer-loading applies to --format anthropic and openai only; ignored");
     }
-    let printed = print_tools_with(&board, args.format, options);
-    board.shutdown().await;
+    let printed = print_tools_with(board, args.format, options);
+    // Pins and the description scan: on stderr, the tool list on stdout stays what it was.
+    super::findings::print(board, &reports);
+    gateway.shutdown().await;
     printed.map(|()| 0)
 }
 

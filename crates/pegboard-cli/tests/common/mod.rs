@@ -2,6 +2,10 @@
 #![allow(dead_code)]
 
 pub mod changes;
+pub mod oauth;
+pub mod observe;
+pub mod oidc;
+pub mod parity;
 
 use std::path::{Path, PathBuf};
 
@@ -286,5 +290,27 @@ pub fn assert_same_answer(full: &serde_json::Value, lane: &serde_json::Value, wh
         numbers_as_f64(&full["error"]),
         numbers_as_f64(&lane["error"]),
         "{what}"
+    );
+}
+
+/// Assert that the lane's `tools/list` answer is rmcp's but for `execution` (MCP 2025-11-25),
+/// which the lane lists as the servers sent it and rmcp's typed list has no room for; and that
+/// the lane does list it (the servers these tests use, server-everything, send it on every tool).
+pub fn assert_lists_match_but_execution(rmcp: &serde_json::Value, lane: &serde_json::Value) {
+    let tools = lane["result"]["tools"].as_array();
+    assert!(
+        tools.is_some_and(|tools| tools.iter().any(|t| t.get("execution").is_some())),
+        "no `execution` on the lane: {lane}"
+    );
+    let mut stripped = lane.clone();
+    if let Some(tools) = stripped["result"]["tools"].as_array_mut() {
+        for tool in tools {
+            tool.as_object_mut().map(|t| t.remove("execution"));
+        }
+    }
+    // Not assert_eq!: a difference would print two lists of 17 tools twice.
+    assert!(
+        rmcp["result"] == stripped["result"],
+        "the lane's list differs from rmcp's:\n{rmcp}\n{lane}"
     );
 }

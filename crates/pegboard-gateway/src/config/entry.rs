@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::oauth::parse_oauth;
 use super::raw::RawServer;
 use super::{
     EntryProblem, MAX_MESSAGE_MIB, ServerConfig, SessionMode, Transport, expand, safe_namespace,
@@ -19,7 +20,9 @@ pub(super) fn build_server(
     raw: RawServer,
     lookup: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
+    defaults: &crate::pins::Guards,
 ) -> Result<ServerConfig, EntryProblem> {
+    let guards = raw.guards().over(defaults).map_err(EntryProblem::Invalid)?;
     let ex = |s: &str, field: &str| {
         expand(s, lookup).map_err(|problem| EntryProblem::Variable {
             field: field.to_string(),
@@ -51,6 +54,11 @@ pub(super) fn build_server(
             if !raw.headers.is_empty() {
                 warnings.push(format!(
                     "server `{name}`: `headers` only apply to `url` servers; ignored"
+                ));
+            }
+            if raw.oauth.is_some() {
+                warnings.push(format!(
+                    "server `{name}`: `oauth` only applies to `url` servers; ignored"
                 ));
             }
             let args = raw
@@ -95,7 +103,12 @@ pub(super) fn build_server(
             for (k, v) in &raw.headers {
                 headers.insert(k.clone(), ex(v, &format!("headers.{k}"))?);
             }
-            Transport::Http { url, headers }
+            let oauth = parse_oauth(raw.oauth, &ex)?;
+            Transport::Http {
+                url,
+                headers,
+                oauth,
+            }
         }
         (_, None, None) => {
             return Err(invalid(
@@ -171,5 +184,6 @@ pub(super) fn build_server(
         timeout,
         max_message,
         session,
+        guards,
     })
 }

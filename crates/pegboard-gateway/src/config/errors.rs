@@ -39,6 +39,14 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
     },
+    /// A top-level setting with a value pegboard does not accept (`"credentials"`).
+    #[error("{}: {message}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
     /// The same server key under both sections.
     #[error("{}: server `{name}` appears in both `mcpServers` and `servers`; keep one", path.display())]
     InBothSections {
@@ -46,6 +54,33 @@ pub enum ConfigError {
         path: PathBuf,
         /// The key.
         name: String,
+    },
+    /// A setting beside the server sections is malformed (`toolSearch`, ...).
+    #[error("{}: {message}", path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// A guard field at the top of the file (`onChange`, `onNew`, `maxResultTokens`) is wrong.
+    #[error("{}: {message}", path.display())]
+    Guards {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+    /// The lock file beside the config cannot be used.
+    #[error(transparent)]
+    Lock(#[from] crate::pins::LockError),
+    /// The `clients` or `auth` section cannot be used (access control is never half applied).
+    #[error("{}: {source}", path.display())]
+    Access {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the client.
+        source: crate::identity::AccessConfigError,
     },
     /// `--strict`: some entries could not be used.
     #[error("{} (--strict: fix them, or run without --strict to serve the others)", list(.0))]

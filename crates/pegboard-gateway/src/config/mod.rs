@@ -12,7 +12,14 @@
 //! `prefix` (`false`: tool names are not prefixed), `allow` / `deny` (original tool names), `timeout` (seconds
 //! per call), `maxMessageMib` (largest message taken from it), `session` (`"shared"`, the default: one
 //! connection for every client; `"per-client"`: each downstream session gets its own connection, for a
-//! `command` its own process, see [`crate::per_client`]), `disabled` (skip the entry). Other unknown fields are ignored with a warning.
+//! `command` its own process, see the README's "session"), `disabled` (skip the entry); the guards
+//! `onChange` (`"hide"`, the default, or `"warn"`), `onNew` (`"allow"`, the default, or `"hide"`),
+//! `stripInvisible` (`true` by default) and `maxResultTokens` (a number; none by default), which may
+//! also be set at the top of the file for every entry, beside `lockFile` (where the lock of pinned
+//! definitions is; `pegboard.lock` beside the config by default): see [`crate::pins`]. Other unknown fields are ignored with a warning.
+//!
+//! Beside the servers, `clients` and `auth` say who may call the gateway and what each caller
+//! sees: parsed by [`crate::identity::parse_access`] into [`Config::access`].
 //!
 //! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
 //! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a
@@ -21,9 +28,14 @@
 
 mod entry;
 mod errors;
+mod guards;
+#[cfg(test)]
+mod guards_tests;
+mod oauth;
 mod raw;
 #[cfg(test)]
 mod tests;
+pub mod tool_search;
 mod vars;
 
 use std::collections::BTreeMap;
@@ -32,8 +44,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
+pub use oauth::{CredentialsBackend, DEFAULT_REDIRECT_PORT, OAuthSettings, Secret};
+pub use tool_search::{SearchSettings, ToolSearch};
 
-pub use crate::upstream::limit::DEFAULT_MAX_MESSAGE;
+pub use crate::io::limit::DEFAULT_MAX_MESSAGE;
 use entry::build_server;
 use raw::{RawFile, RawServer};
 pub use vars::expand;
@@ -50,12 +64,49 @@ pub struct Config {
     /// Entries that cannot be used (an unsupported `type`, an unset `${VAR}`...): skipped, the
     /// others are served; `--strict` makes them fatal.
     pub skipped: Vec<EntryError>,
+    /// Search mode (`toolSearch`, beside the server section; other clients ignore it).
+    pub tool_search: SearchSettings,
+    /// Where the lock of pinned tool definitions is (or would be): the file's `lockFile`
+    /// (relative to its folder), else `pegboard.lock` beside it. See [`crate::pins`].
+    pub lock_file: PathBuf,
+    /// The `clients` and `auth` sections, when the file has either (see `crate::identity`).
+    pub access: Option<crate::identity::AccessConfig>,
 }
 
 impl Config {
     /// The entries that were skipped, each with its line and what to do.
     pub fn skipped(&self) -> &[EntryError] {
         &self.skipped
+    }
+
+    /// Cap the results of every server whose entry (and file) sets no `maxResultTokens` at
+    /// `tokens` (`--max-result-tokens`; see `crate::guards::caps`).
+    #[must_use]
+    pub fn with_max_result_tokens(mut self, tokens: usize) -> Self {
+        for server in &mut self.servers {
+            server.guards.max_result_tokens.get_or_insert(tokens);
+        }
+        self
+    }
+
+    /// Read the lock at `path` instead of [`Config::lock_file`] and give each server its pins
+    /// (none when there is no such file).
+    ///
+    /// # Errors
+    /// The lock cannot be read or is not a valid lock.
+    pub fn with_lock_file(mut self, path: &Path) -> Result<Self, ConfigError> {
+        let lock = guards::read_lock(path)?;
+        guards::attach(&mut self.servers, lock.as_ref());
+        self.lock_file = path.to_path_buf();
+        Ok(self)
+    }
+
+    /// Take every server's pins away: nothing is compared or hidden (`pegboard pin` lists what
+    /// the servers offer this way).
+    #[must_use]
+    pub fn without_pins(mut self) -> Self {
+        guards::attach(&mut self.servers, None);
+        self
     }
 
     /// Limit every server whose entry sets no `maxMessageMib` to messages of `bytes`
@@ -85,12 +136,16 @@ pub struct ServerConfig {
     /// Per-call timeout.
     pub timeout: Option<Duration>,
     /// The largest message (in bytes) taken from the server; a longer one fails its request with
-    /// an error naming the server and the limit ([`crate::upstream::limit`]). Set by the entry's
+    /// an error naming the server and the limit (`io/limit.rs`). Set by the entry's
     /// `maxMessageMib`, else by [`Config::with_max_message`] (`--max-message-mib`); `None` is
     /// [`DEFAULT_MAX_MESSAGE`] (see [`ServerConfig::message_limit`]).
     pub max_message: Option<usize>,
     /// One connection for every downstream session, or one each (the entry's `session`).
     pub session: SessionMode,
+    /// Its pins, what to do when a listing differs from them, the description scan's stripping,
+    /// its result cap (the entry's `onChange`, `onNew`, `stripInvisible`, `maxResultTokens`,
+    /// over the file's; see [`crate::pins`]).
+    pub guards: crate::pins::Guards,
 }
 
 /// Who shares a server's connection (the entry's `"session"`).
@@ -136,6 +191,9 @@ pub enum Transport {
         url: String,
         /// Extra request headers.
         headers: BTreeMap<String, String>,
+        /// How to log in when the server asks for OAuth (the entry's `"oauth"`), and where the
+        /// credentials are kept (the file's `"credentials"`).
+        oauth: OAuthSettings,
     },
 }
 
@@ -197,17 +255,21 @@ fn default_candidates(xdg: Option<PathBuf>, home: Option<PathBuf>) -> Vec<PathBu
     out
 }
 
-/// Read and parse the config file at `path`, expanding `${VAR}` from the process environment.
+/// Read and parse the config file at `path`, expanding `${VAR}` from the process environment,
+/// and read the lock of pinned definitions beside it ([`Config::lock_file`]), if there is one.
 /// Entries that cannot be used are in [`Config::skipped`].
 ///
 /// # Errors
-/// The file cannot be read, or is not a usable config as a whole.
+/// The file cannot be read, or is not a usable config as a whole; the lock exists and cannot be
+/// read or is not valid.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text, path, &|name| std::env::var(name).ok())
+    let config = parse(&text, path, &|name| std::env::var(name).ok())?;
+    let lock_file = config.lock_file.clone();
+    config.with_lock_file(&lock_file)
 }
 
 /// [`load`], and with `strict` a skipped entry fails the whole config.
@@ -243,8 +305,22 @@ pub fn parse(
             path: source.to_path_buf(),
         });
     }
+    let raw_guards = raw.guards();
+    let lock_file = guards::lock_path(source, raw.lock_file.as_deref());
+    let mut warnings = Vec::new();
+    let access = crate::identity::parse_access(
+        raw.clients,
+        raw.auth,
+        &|s| expand(s, lookup).map_err(|e| e.to_string()),
+        &mut |w| warnings.push(format!("{}: {w}", source.display())),
+    )
+    .map_err(|source_error| ConfigError::Access {
+        path: source.to_path_buf(),
+        source: source_error,
+    })?;
     let mut entries: Vec<(&str, String, RawServer)> = Vec::new();
-    for (section, list) in [("mcpServers", raw.mcp_servers), ("servers", raw.servers)] {
+    let sections = [("mcpServers", raw.mcp_servers), ("servers", raw.servers)];
+    for (section, list) in sections {
         for (name, server) in list.map(|m| m.0).unwrap_or_default() {
             if entries.iter().any(|(_, n, _)| *n == name) {
                 return Err(ConfigError::InBothSections {
@@ -256,7 +332,21 @@ pub fn parse(
         }
     }
 
-    let mut warnings = Vec::new();
+    let defaults = raw_guards
+        .over(&crate::pins::Guards::default())
+        .map_err(|message| ConfigError::Guards {
+            path: source.to_path_buf(),
+            message,
+        })?;
+    let backend = match raw.credentials.as_deref() {
+        None => CredentialsBackend::Auto,
+        Some(value) => {
+            CredentialsBackend::parse(value).map_err(|message| ConfigError::Invalid {
+                path: source.to_path_buf(),
+                message,
+            })?
+        }
+    };
     let mut servers = Vec::new();
     let mut skipped = Vec::new();
     for (section, name, raw) in entries {
@@ -269,8 +359,13 @@ pub fn parse(
         if raw.disabled {
             continue;
         }
-        match build_server(&name, raw, lookup, &mut warnings) {
-            Ok(server) => servers.push(server),
+        match build_server(&name, raw, lookup, &mut warnings, &defaults) {
+            Ok(mut server) => {
+                if let Transport::Http { oauth, .. } = &mut server.transport {
+                    oauth.credentials = backend;
+                }
+                servers.push(server);
+            }
             Err(problem) => skipped.push(EntryError {
                 path: source.to_path_buf(),
                 line: line_of(text, section, &name),
@@ -279,11 +374,21 @@ pub fn parse(
             }),
         }
     }
+    let tool_search = match &raw.tool_search {
+        None => SearchSettings::default(),
+        Some(value) => SearchSettings::from_json(value).map_err(|message| ConfigError::Field {
+            path: source.to_path_buf(),
+            message,
+        })?,
+    };
     Ok(Config {
         source: source.to_path_buf(),
         servers,
         warnings,
         skipped,
+        tool_search,
+        lock_file,
+        access,
     })
 }
 

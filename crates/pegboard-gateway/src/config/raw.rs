@@ -17,6 +17,27 @@ pub(super) struct RawFile {
     #[serde(rename = "mcpServers")]
     pub(super) mcp_servers: Option<Entries>,
     pub(super) servers: Option<Entries>,
+    /// Search mode's settings (see [`super::SearchSettings`]).
+    #[serde(rename = "toolSearch")]
+    pub(super) tool_search: Option<Value>,
+    /// Guards for every entry (see `config/guards.rs`).
+    #[serde(rename = "onChange")]
+    pub(super) on_change: Option<String>,
+    #[serde(rename = "onNew")]
+    pub(super) on_new: Option<String>,
+    #[serde(rename = "stripInvisible")]
+    pub(super) strip_invisible: Option<bool>,
+    #[serde(rename = "maxResultTokens")]
+    pub(super) max_result_tokens: Option<f64>,
+    /// Where the lock is, relative to the config's folder.
+    #[serde(rename = "lockFile")]
+    pub(super) lock_file: Option<String>,
+    /// Named clients (see [`crate::identity`]).
+    pub(super) clients: Option<crate::identity::RawClients>,
+    /// The OAuth issuer whose tokens are accepted.
+    pub(super) auth: Option<Value>,
+    /// Where upstream OAuth credentials are kept: `"keyring"` or `"file"`.
+    pub(super) credentials: Option<String>,
 }
 
 /// One section's entries, in file order, each key at most once.
@@ -54,6 +75,30 @@ impl<'de> Visitor<'de> for UniqueKeys<RawServer> {
     }
 }
 
+impl RawFile {
+    /// The file's guard fields.
+    pub(super) fn guards(&self) -> super::guards::RawGuards {
+        super::guards::RawGuards {
+            on_change: self.on_change.clone(),
+            on_new: self.on_new.clone(),
+            strip_invisible: self.strip_invisible,
+            max_result_tokens: self.max_result_tokens,
+        }
+    }
+}
+
+impl RawServer {
+    /// The entry's guard fields.
+    pub(super) fn guards(&self) -> super::guards::RawGuards {
+        super::guards::RawGuards {
+            on_change: self.on_change.clone(),
+            on_new: self.on_new.clone(),
+            strip_invisible: self.strip_invisible,
+            max_result_tokens: self.max_result_tokens,
+        }
+    }
+}
+
 /// One entry as written.
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -75,6 +120,16 @@ pub(super) struct RawServer {
     pub(super) max_message_mib: Option<f64>,
     pub(super) disabled: bool,
     pub(super) session: Option<String>,
+    #[serde(rename = "onChange")]
+    pub(super) on_change: Option<String>,
+    #[serde(rename = "onNew")]
+    pub(super) on_new: Option<String>,
+    #[serde(rename = "stripInvisible")]
+    pub(super) strip_invisible: Option<bool>,
+    #[serde(rename = "maxResultTokens")]
+    pub(super) max_result_tokens: Option<f64>,
+    /// OAuth settings of a `url` server (read in `oauth.rs`, so a bad one skips the entry).
+    pub(super) oauth: Option<Value>,
     /// Fields pegboard does not read (`autoApprove`, `envFile`, ...), for a warning.
     #[serde(flatten)]
     pub(super) unknown: IndexMap<String, Value>,

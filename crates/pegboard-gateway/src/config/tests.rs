@@ -42,6 +42,7 @@ fn claude_desktop_format_parses_in_file_order() -> Result<()> {
         Transport::Http {
             url: "http://127.0.0.1:9000/mcp".into(),
             headers: BTreeMap::from([("X-Key".into(), "k".into())]),
+            oauth: Default::default(),
         }
     );
     Ok(())
@@ -154,7 +155,7 @@ fn variables_expand_in_args_env_url_and_headers() -> Result<()> {
     };
     assert_eq!(args, &["/home/ada/notes", "${HOME}", "cost: $5"]);
     assert_eq!(env["T"], "s3cret");
-    let Transport::Http { url, headers } = &cfg.servers[1].transport else {
+    let Transport::Http { url, headers, .. } = &cfg.servers[1].transport else {
         panic!("http expected")
     };
     assert_eq!(url, "http://h/mcp");
@@ -360,4 +361,73 @@ fn session_is_shared_unless_per_client_and_a_bad_value_is_skipped_with_its_line(
     );
     assert!(msg.contains("got `perclient`"), "{msg}");
     Ok(())
+}
+
+#[test]
+fn oauth_settings_are_read_with_variables_and_the_secret_hidden() -> Result<()> {
+    let cfg = parse_str(
+        r#"{"credentials": "keyring", "mcpServers": {
+            "corp": {"url": "https://mcp.corp.example/mcp", "oauth": {
+                "clientId": "pegboard", "clientSecret": "${TOKEN}", "scopes": ["a", "b:c"],
+                "redirectPort": 40000}},
+            "plain": {"url": "https://mcp.example/mcp"}
+        }}"#,
+    )?;
+    let Transport::Http { oauth, .. } = &cfg.servers[0].transport else {
+        panic!("an http server");
+    };
+    assert_eq!(oauth.client_id.as_deref(), Some("pegboard"));
+    assert_eq!(
+        oauth.client_secret.as_ref().map(Secret::expose),
+        Some("s3cret")
+    );
+    assert_eq!(oauth.scopes, ["a", "b:c"]);
+    assert_eq!(oauth.redirect_port(), 40000);
+    assert_eq!(oauth.credentials, CredentialsBackend::Keyring);
+    assert!(!format!("{oauth:?}").contains("s3cret"));
+    let Transport::Http { oauth, .. } = &cfg.servers[1].transport else {
+        panic!("an http server");
+    };
+    assert_eq!(oauth.redirect_port(), DEFAULT_REDIRECT_PORT);
+    assert_eq!(oauth.credentials, CredentialsBackend::Keyring);
+    Ok(())
+}
+
+#[test]
+fn a_bad_oauth_object_skips_only_its_entry() -> Result<()> {
+    let cfg = parse_str(
+        r#"{"mcpServers": {
+            "typo": {"url": "https://a.example/mcp", "oauth": {"clientID": "x"}},
+            "secret": {"url": "https://b.example/mcp", "oauth": {"clientSecret": "s"}},
+            "cimd": {"url": "https://c.example/mcp", "oauth": {"clientMetadataUrl": "http://c.example/m.json"}},
+            "scopes": {"url": "https://d.example/mcp", "oauth": {"scopes": ["a b"]}},
+            "ok": {"url": "https://e.example/mcp"}
+        }}"#,
+    )?;
+    assert_eq!(cfg.servers.len(), 1);
+    let messages: Vec<String> = cfg.skipped().iter().map(ToString::to_string).collect();
+    assert!(
+        messages[0].contains("unknown field `clientID`"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("needs `oauth.clientId`"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[2].contains("must be an https:// URL"),
+        "{messages:?}"
+    );
+    assert!(messages[3].contains("is not one scope"), "{messages:?}");
+    Ok(())
+}
+
+#[test]
+fn an_unknown_credentials_backend_is_refused() {
+    let err = parse_str(r#"{"credentials": "vault", "mcpServers": {}}"#).expect_err("must fail");
+    assert!(
+        err.to_string()
+            .contains("`credentials` must be \"keyring\" (the OS keyring) or \"file\""),
+        "{err}"
+    );
 }

@@ -12,7 +12,10 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use super::{Connection, STDERR_TAIL_LINES, StderrTail};
+use super::{
+    connection::Connection,
+    stderr::{STDERR_TAIL_LINES, StderrTail},
+};
 use crate::config::{ServerConfig, Transport};
 
 /// Start or connect `server` and do the handshake, no more: a per-client session's own
@@ -74,6 +77,7 @@ async fn handshake_with(
     lifecycle: ClientLifecycleMode,
 ) -> Result<Connection, Failed> {
     let (watching, watch) = pegboard::client::watch_tools();
+    let tap = pegboard::ToolListTap::new();
     // Logs name the server either way; resource URIs carry the namespace only when it has one.
     let hub = match &server.namespace {
         Some(namespace) => crate::upstream::Hub::new(namespace.clone()),
@@ -95,9 +99,13 @@ async fn handshake_with(
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }
-            let (transport, stderr) =
-                crate::upstream::child::spawn(cmd, server.message_limit(), hub.namespace())
-                    .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
+            let (transport, stderr) = crate::upstream::child::spawn(
+                cmd,
+                server.message_limit(),
+                hub.namespace(),
+                tap.clone(),
+            )
+            .map_err(|e| spawn_error(command, cwd.as_deref(), &e))?;
             hub.set_lane(transport.lane());
             let tail = StderrTail::new(STDERR_TAIL_LINES);
             tail.follow(stderr, server.name.clone());
@@ -115,6 +123,7 @@ async fn handshake_with(
                     watch,
                     stderr: Some(tail),
                     hub,
+                    tap,
                 }),
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
@@ -152,7 +161,16 @@ async fn handshake_with(
                 }
             }
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            oauth,
+        } => {
+            if let Ok(parsed) = url::Url::parse(url)
+                && let Some(host) = parsed.host_str()
+            {
+                hub.set_address(host, parsed.port_or_known_default());
+            }
             let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .max_sse_event_size(server.message_limit())
                 .max_json_response_size(server.message_limit());
@@ -176,12 +194,21 @@ async fn handshake_with(
                 cfg = cfg.custom_headers(custom);
             }
             let client =
-                crate::http_client::client().context("cannot set up the HTTP client (TLS)")?;
-            let client = crate::upstream::limit_http::LimitedHttpClient::new(
+                crate::io::http_client::client().context("cannot set up the HTTP client (TLS)")?;
+            let client = crate::io::limit_http::LimitedHttpClient::new(
                 client,
                 hub.namespace(),
                 server.message_limit(),
-            );
+            )
+            .with_tap(tap.clone());
+            // OAuth unless the config gives a static `Authorization` header: the stored token
+            // (refreshed as needed) on every request, or none until a login.
+            let auth = if cfg.auth_header.is_some() {
+                crate::oauth::Upstream::anonymous(&server.name)
+            } else {
+                crate::oauth::Upstream::open(&server.name, url, oauth).await?
+            };
+            let client = crate::oauth::OAuthHttpClient::new(client, auth.clone());
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             match tokio::time::timeout(
                 handshake_timeout,
@@ -192,12 +219,22 @@ async fn handshake_with(
             )
             .await
             {
-                Ok(Ok(service)) => Ok(Connection {
-                    service,
-                    watch,
-                    stderr: None,
-                    hub,
-                }),
+                Ok(Ok(service)) => {
+                    auth.close_on_needs_login(service.cancellation_token());
+                    Ok(Connection {
+                        service,
+                        watch,
+                        stderr: None,
+                        hub,
+                        tap,
+                    })
+                }
+                Ok(Err(_)) if auth.needs_login() => {
+                    Err(anyhow::Error::new(crate::oauth::NeedsLogin {
+                        server: server.name.clone(),
+                    })
+                    .into())
+                }
                 Ok(Err(e)) => {
                     tracing::debug!(server = %server.name, "handshake error: {e:?}");
                     Err(Failed {
@@ -279,6 +316,7 @@ mod tests {
             timeout: None,
             max_message: None,
             session: Default::default(),
+            guards: Default::default(),
         };
         let msg = format!(
             "{:#}",
@@ -306,6 +344,7 @@ mod tests {
             timeout: None,
             max_message: None,
             session: Default::default(),
+            guards: Default::default(),
         }
     }
 

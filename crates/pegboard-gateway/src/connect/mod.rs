@@ -5,24 +5,20 @@
 
 use std::time::Duration;
 
-use std::sync::Arc;
-
 use anyhow::{Result, anyhow};
 use pegboard::{PegBoard, ServiceOptions};
 
 use crate::config::{Config, ServerConfig, SessionMode, Transport};
 
+mod connection;
 mod handshake;
+pub(crate) mod per_client;
 mod stderr;
 
+pub use connection::Connection;
 pub(crate) use handshake::handshake;
-pub use stderr::{STDERR_TAIL_LINES, StderrTail};
-
-/// The connected (rmcp client) end of one server, as the board stores it.
-pub type DynService = rmcp::service::RunningService<
-    rmcp::RoleClient,
-    Box<dyn rmcp::service::DynService<rmcp::RoleClient>>,
->;
+pub use stderr::StderrTail;
+pub(crate) use stderr::plural;
 
 /// What happened to one server.
 pub struct Outcome {
@@ -46,11 +42,6 @@ impl Started {
     /// How many servers are on the board.
     pub fn ready(&self) -> usize {
         self.outcomes.iter().filter(|o| o.result.is_ok()).count()
-    }
-
-    /// How many failed.
-    pub fn failed(&self) -> usize {
-        self.outcomes.len() - self.ready()
     }
 }
 
@@ -104,32 +95,21 @@ pub async fn start_all(
     }
 }
 
-pub(crate) fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-/// A live connection, not yet on the board.
-pub struct Connection {
-    /// The rmcp client.
-    pub service: DynService,
-    /// Hand to the board so `tools/list_changed` is followed.
-    pub watch: pegboard::client::ToolListWatch,
-    /// The child's stderr tail (stdio servers only).
-    pub stderr: Option<StderrTail>,
-    /// Ties the connection's in-flight calls to downstream sessions.
-    pub hub: Arc<crate::upstream::Hub>,
-}
-
 /// Put a connection on the board; returns where it was stored and how many tools it brought.
 pub async fn register(
     board: &PegBoard,
     server: &ServerConfig,
     conn: Connection,
 ) -> Result<pegboard::Added> {
+    // Pins, the description scan and stripping: on every listing of this server (see `pins`).
+    let filter = crate::pins::PinFilter::new(server.name.clone(), server.guards.clone());
+    conn.hub.set_result_cap(server.guards.max_result_tokens);
     let mut options = ServiceOptions::new()
         .deny(server.deny.iter().cloned())
         .watch(conn.watch)
-        .extension(conn.hub);
+        .extension(conn.hub)
+        .tool_list_tap(conn.tap)
+        .filter(std::sync::Arc::new(filter));
     if let Some(allow) = &server.allow {
         options = options.allow(allow.iter().cloned());
     }
@@ -155,7 +135,7 @@ pub async fn register(
 /// Start (stdio) or connect (HTTP) one server and do the MCP handshake, within `handshake_timeout`;
 /// then, for a stdio server, learn which protocol versions it supports (see
 /// [`crate::upstream::Hub::learn_versions`]). For a `"session": "per-client"` server this is its
-/// shared connection, which opens the sessions' own ones ([`crate::per_client`]).
+/// shared connection, which opens the sessions' own ones (`connect/per_client.rs`).
 pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Result<Connection> {
     let connection = handshake(server, handshake_timeout).await?;
     // Not over HTTP: rmcp's HTTP client would carry the probe's 2026-07-28 version in the
@@ -168,12 +148,10 @@ pub async fn connect(server: &ServerConfig, handshake_timeout: Duration) -> Resu
             .await;
     }
     if server.session == SessionMode::PerClient {
-        connection
-            .hub
-            .set_per_client(crate::per_client::PerClient::new(
-                server.clone(),
-                handshake_timeout,
-            ));
+        connection.hub.set_per_session(per_client::PerClient::new(
+            server.clone(),
+            handshake_timeout,
+        ));
     }
     Ok(connection)
 }

@@ -8,8 +8,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
-use super::plural;
-
 /// How many stderr lines of a child are kept for error messages.
 pub const STDERR_TAIL_LINES: usize = 20;
 /// Longest stderr line kept (longer ones are cut).
@@ -121,6 +119,11 @@ impl StderrTail {
         }
         out
     }
+}
+
+/// `"s"` unless `n` is one.
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 #[cfg(test)]

@@ -1,155 +1,240 @@
-//! One `tools/call` on the express lane, from the client's request to the answer line.
+//! One `tools/call` on the express lane: the pipeline's steps (`crate::call`: the route, one
+//! deadline, the flight that ties the server's requests to the call, one wording of failures,
+//! the result as the board shows it) with the lane's transport (the request and its answer as
+//! bytes, past rmcp).
 
-use std::sync::{Arc, LazyLock};
+use std::future::Future;
+use std::sync::Arc;
 
-use memchr::memmem::Finder;
-
-use super::lane::{self, Lane, Waiting};
-use super::request::{self, Call, Reply};
-use super::writer::LineOut;
-use crate::upstream::{Flight, Hub};
-use pegboard::{PegBoard, PegBoardError, ToolTarget};
+use pegboard::{PegBoard, PegBoardError};
 use rmcp::model::{CallToolResult, NumberOrString, ProgressToken, RequestId};
-use rmcp::{ErrorData, Peer, RoleServer, ServiceError};
+use rmcp::{ErrorData, ServiceError};
+use tokio_util::sync::CancellationToken;
 
-/// Whether the client of `peer` speaks a legacy protocol generation (the lane's results are
-/// the servers' as they are: no `resultType` added).
-pub(crate) fn legacy_client(peer: &Peer<RoleServer>) -> bool {
-    peer.peer_info()
-        .is_some_and(|info| !crate::mrtr::is_2026(&info.protocol_version))
-}
+use axum::body::Bytes;
+
+use super::request::{self, Call};
+use crate::{
+    audit::AuditArguments,
+    call::{
+        result,
+        route::Route,
+        watch::{Ended, Watch, Who},
+    },
+    guards::caps,
+    io::writer::LineOut,
+    protocol::failure::{Deadline, Failure},
+    telemetry::{JsonRpcId, TraceContext},
+    upstream::{
+        Flight, Hub,
+        flights::ProgressGate,
+        lane::{self, Lane, Reply, Waiting},
+        sides::CallSide,
+    },
+};
 
 /// Where a call's progress notifications go: the client's output, under the client's token.
 pub(crate) struct Progress {
     ds_token: Box<[u8]>,
     out: Arc<dyn LineOut>,
+    /// Only increasing progress goes on (the rule of both paths).
+    gate: ProgressGate,
 }
 
 /// A call ready to go on the lane, or `None` when it must take rmcp's way: its tool's server
 /// has no lane (not stdio, or `"session": "per-client"`), speaks 2026-07-28, the tool has not
-/// answered a plain call yet (the first call learns whether it needs a task), or the client
-/// asked for progress and there is no `progress_out` to pass it to.
+/// answered a plain call yet (the first call learns whether it needs a task), the name is not
+/// one `who`'s client may call (rmcp's way answers that, as it answers any unknown name), or the
+/// client asked for progress and there is no `progress_out` to pass it to. The server's
+/// requests during the call go to `side`; `headers_trace` is the trace context of the HTTP
+/// request's headers, if any.
 pub(crate) fn prepare(
     board: &PegBoard,
-    peer: &Peer<RoleServer>,
     call: &Call<'_>,
+    who: Who<'_>,
+    side: Arc<dyn CallSide>,
     progress_out: Option<Arc<dyn LineOut>>,
+    headers_trace: Option<TraceContext>,
 ) -> Option<Job> {
     let progress = match (call.progress_token(), progress_out) {
         (None, _) => None,
         (Some(token), Some(out)) => Some(Progress {
             ds_token: token.into(),
             out,
+            gate: ProgressGate::default(),
         }),
         (Some(_), None) => return None,
     };
-    let target = board.tool_target(&call.name).ok()?;
-    let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>())?;
+    let route = Route::shared(board, &call.name, who.client).ok()?;
+    let hub = route.hub.clone()?;
     let lane = hub.lane()?.clone();
     // The hub's answer is learnt once per connection (the MRTR check asks the same).
-    if hub.speaks_2026(&target.peer)
-        || hub.per_client().is_some()
-        || !hub.is_plain(&target.original)
+    if hub.speaks_2026(&route.target.peer)
+        || hub.per_session().is_some()
+        || !hub.is_plain(&route.target.original)
     {
         return None;
     }
+    // The call's time starts now, before anything is sent, as on rmcp's way.
+    let deadline = Deadline::start(&route.target);
+    let incoming = call
+        .trace_parts()
+        .and_then(|(parent, state, baggage)| {
+            TraceContext::parse(&parent, state.as_deref(), baggage.as_deref())
+        })
+        .or(headers_trace);
+    let id = serde_json::from_slice::<NumberOrString>(call.id()).ok();
+    let json_id = id.as_ref().map(|id| match id {
+        NumberOrString::Number(n) => JsonRpcId::Number(*n),
+        NumberOrString::String(s) => JsonRpcId::String(s),
+    });
+    let arguments = || {
+        Some(AuditArguments::Raw(Bytes::copy_from_slice(
+            call.arguments(),
+        )))
+    };
+    let (mut watch, refused) = match Watch::begin(who, &call.name, json_id, incoming, arguments) {
+        Ok(watch) => (watch, None),
+        Err(denied) => {
+            let (watch, denied) = *denied;
+            (watch, Some(denied))
+        }
+    };
+    let trace = watch.routed(&route, &call.name);
     let waiting = lane.begin(progress.is_some()).ok()?;
-    let n = waiting.n;
-    let up_id = lane::request_id(n);
+    let up_id = lane::request_id(waiting.n);
     Some(Job {
-        request: call.upstream_line(&up_id, &target.original),
+        request: call.upstream_line(&up_id, &route.target.original, trace.as_ref()),
+        n: waiting.n,
         waiting: Some(waiting),
         progress,
-        peer: peer.clone(),
+        side,
         lane,
         hub,
         name: call.name.to_string(),
-        n,
         up_id,
         ds_id: call.id().into(),
-        target,
+        route,
+        deadline,
+        watch: Some(watch),
+        refused,
+        bytes_in: call.len(),
     })
 }
 
 /// One call on the lane (see [`prepare`]).
 pub(crate) struct Job {
     request: Vec<u8>,
+    /// The call's number on the lane.
+    n: u64,
+    /// What the call waits for (taken when it runs).
     waiting: Option<Waiting>,
     progress: Option<Progress>,
-    peer: Peer<RoleServer>,
+    side: Arc<dyn CallSide>,
     lane: Arc<Lane>,
     hub: Arc<Hub>,
-    target: ToolTarget,
+    route: Route,
+    deadline: Deadline,
     name: String,
-    n: u64,
     up_id: Arc<str>,
     ds_id: Box<[u8]>,
+    /// The call's records (ended by [`Job::run`]).
+    watch: Option<Watch>,
+    /// Why the call is refused before it is sent (its client's limits).
+    refused: Option<Failure>,
+    /// The request's size, as the client sent it.
+    bytes_in: usize,
 }
 
 /// Forgets the call on the lane however the job ends (answered, failed, dropped).
-struct Forget<'a>(&'a Lane, u64);
+struct Forget(Arc<Lane>, u64);
 
-impl Drop for Forget<'_> {
+impl Drop for Forget {
     fn drop(&mut self) {
         self.0.forget(self.1);
     }
 }
 
 impl Job {
-    /// Send the call and wait for its answer: the line for the client. Dropped before the
-    /// answer (the client cancelled or went away), it cancels the call upstream.
-    pub(crate) async fn run(mut self) -> Vec<u8> {
+    /// Send the call and wait for its answer: the line for the client. `None` when the client
+    /// cancelled it or its session `ended`: no answer then, as on rmcp's way; the call is
+    /// cancelled upstream (so it is when the job is dropped before its answer).
+    pub(crate) async fn run(
+        mut self,
+        cancelled: impl Future<Output = ()>,
+        ended: Option<&CancellationToken>,
+    ) -> Option<Vec<u8>> {
         tracing::trace!(tool = %self.name, "express call");
+        let _forget = Forget(Arc::clone(&self.lane), self.n);
+        let watch = self.watch.take();
+        let (answer, how) = self.answer_of(cancelled, ended).await;
+        if let Some(watch) = watch {
+            let bytes_out = answer.as_ref().map_or(0, Vec::len);
+            watch.end(how.ended(), self.bytes_in, bytes_out);
+        }
+        answer
+    }
+
+    /// The answer line (`None`: cancelled), and how the call ended.
+    async fn answer_of(
+        &mut self,
+        cancelled: impl Future<Output = ()>,
+        ended: Option<&CancellationToken>,
+    ) -> (Option<Vec<u8>>, How) {
+        if let Some(refused) = self.refused.take() {
+            let line = self.failure(&refused);
+            return (Some(line), How::Failed(refused));
+        }
         let Some(waiting) = self.waiting.take() else {
-            return self.unexpected();
+            return (Some(self.unexpected()), How::Error);
         };
-        let _forget = Forget(&self.lane, self.n);
-        let up_id = RequestId::from(NumberOrString::String(Arc::clone(&self.up_id)));
-        let ds_id = serde_json::from_slice::<RequestId>(&self.ds_id)
-            .unwrap_or_else(|_| RequestId::from(NumberOrString::Number(0)));
         // The server may ask the client something mid-call (sampling, elicitation, roots):
         // the flight ties it to this call, as on rmcp's way; dropped unfinished, it cancels
         // the call upstream.
         let guard = self.hub.flights().register(
-            &self.target.peer,
-            up_id,
+            &self.route.target.peer,
+            RequestId::from(NumberOrString::String(Arc::clone(&self.up_id))),
             ProgressToken(NumberOrString::String(Arc::clone(&self.up_id))),
-            Flight::new(self.peer.clone(), ds_id, None, true),
+            Flight::new(Arc::clone(&self.side), None),
         );
-        match self.exchange(waiting).await {
+        let session_ended = async {
+            match ended {
+                Some(ended) => ended.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let outcome = tokio::select! {
+            outcome = self.exchange(waiting) => outcome,
+            () = cancelled => return (None, How::Failed(Failure::Cancelled)),
+            () = session_ended => return (None, How::Failed(Failure::Cancelled)),
+        };
+        match outcome {
             Ok(reply) => {
                 guard.finish();
-                self.for_client(reply)
+                let (line, how) = self.for_client(reply);
+                (Some(line), how)
             }
             // Timed out: the guard, dropped unfinished, tells the server.
-            Err(error @ PegBoardError::Timeout { .. }) => self.failure(error),
-            Err(error) => {
+            Err(failure @ Failure::Board(PegBoardError::Timeout { .. })) => {
+                (Some(self.failure(&failure)), How::Failed(failure))
+            }
+            Err(failure) => {
                 guard.finish();
-                self.failure(error)
+                (Some(self.failure(&failure)), How::Failed(failure))
             }
         }
     }
 
-    fn namespace(&self) -> Option<String> {
-        self.target.namespace.as_deref().map(str::to_string)
-    }
-
-    async fn exchange(&self, waiting: Waiting) -> Result<Reply, PegBoardError> {
-        let closed = || PegBoardError::ServiceClosed {
-            namespace: self.namespace(),
+    async fn exchange(&self, waiting: Waiting) -> Result<Reply, Failure> {
+        let closed = || {
+            Failure::Board(PegBoardError::ServiceClosed {
+                namespace: self.route.namespace().map(str::to_string),
+            })
         };
         self.lane.send(&self.request).await.map_err(|_| closed())?;
-        let answer = self.answer(waiting);
-        match self.target.timeout {
-            None => answer.await.ok_or_else(closed),
-            Some(after) => match tokio::time::timeout(after, answer).await {
-                Ok(answer) => answer.ok_or_else(closed),
-                Err(_) => Err(PegBoardError::Timeout {
-                    operation: self.name.clone(),
-                    namespace: self.namespace(),
-                    after,
-                }),
-            },
+        match self.deadline.run(self.answer(waiting)).await {
+            Some(answer) => answer.ok_or_else(closed),
+            None => Err(self.deadline.expired(self.route.namespace(), &self.name)),
         }
     }
 
@@ -158,28 +243,26 @@ impl Job {
     async fn answer(&self, waiting: Waiting) -> Option<Reply> {
         let Waiting {
             mut answer,
-            mut progress,
+            progress,
             ..
         } = waiting;
+        let Some(backlog) = progress else {
+            return answer.await.ok();
+        };
         loop {
-            let next_progress = async {
-                match progress.as_mut() {
-                    Some(rx) => rx.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 biased;
-                line = next_progress => match line {
+                line = backlog.next() => match line {
                     Some(line) => self.forward_progress(&line).await,
-                    None => progress = None,
+                    // Closed: the answer has come (or the server's output ended).
+                    None => return (&mut answer).await.ok(),
                 },
-                line = &mut answer => {
+                reply = &mut answer => {
                     // What the server sent before its answer goes out before it.
-                    while let Some(line) = progress.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                    while let Some(line) = backlog.try_next() {
                         self.forward_progress(&line).await;
                     }
-                    return line.ok();
+                    return reply.ok();
                 }
             }
         }
@@ -189,54 +272,80 @@ impl Job {
         let Some(progress) = &self.progress else {
             return;
         };
-        let Some(line) = request::progress_for_client(line, &progress.ds_token) else {
+        let Some((value, line)) = request::progress_for_client(line, &progress.ds_token) else {
             return;
         };
+        if !progress.gate.admits(value) {
+            return;
+        }
         if let Err(e) = progress.out.write_line(&line).await {
             tracing::debug!("could not pass progress to the client: {e}");
         }
     }
 
-    /// The server's answer for the client: verbatim with the client's id, unless resource URIs
-    /// in it must be namespaced (then as rmcp's way builds it).
-    fn for_client(&self, reply: Reply) -> Vec<u8> {
-        let line = reply.line();
-        match (reply.result, reply.error) {
-            (true, _) if self.target.namespace.is_some() && may_carry_uris(line) => {
-                match serde_json::from_slice::<ResultOnly>(line) {
-                    Ok(ResultOnly { mut result }) => {
-                        if let Some(ns) = &self.target.namespace
-                            && crate::forward::carries_uris(&result)
-                        {
-                            pegboard::uri::encode_call_result(
-                                &mut result,
-                                &pegboard::uri::alias(ns),
-                            );
-                        }
-                        self.message(Ok(result))
-                    }
-                    Err(_) => self.unexpected(),
+    /// The server's answer for the client: read as rmcp's way reads it (a result that is not a
+    /// tool result is refused the same), passed verbatim with the client's id, unless it must be
+    /// changed (resource URIs namespaced, cut to the server's cap: then as rmcp's way builds it).
+    fn for_client(&self, reply: Reply) -> (Vec<u8>, How) {
+        if reply.error && !reply.result {
+            let code = serde_json::from_slice::<ErrorOnly>(reply.line())
+                .map_or(i64::from(rmcp::model::ErrorCode::INTERNAL_ERROR.0), |e| {
+                    e.error.code
+                });
+            return (reply.with_id(&self.ds_id), How::ServerError(code));
+        }
+        if !reply.result {
+            return (self.unexpected(), How::Error);
+        }
+        match serde_json::from_slice::<ResultOnly>(reply.line()) {
+            Ok(ResultOnly { mut result }) => {
+                let how = How::Result {
+                    is_error: result.is_error == Some(true),
+                };
+                let over = self
+                    .route
+                    .result_cap()
+                    .is_some_and(|cap| caps::may_exceed(reply.line().len(), cap));
+                let changed = match over {
+                    true => result::finish(&mut result, &self.route),
+                    false => result::namespace_uris(&mut result, &self.route.target),
+                };
+                let how = match (changed, result.is_error == Some(true)) {
+                    (true, is_error) => How::Result { is_error },
+                    (false, _) => how,
+                };
+                if changed {
+                    (self.message(Ok(result)), how)
+                } else {
+                    (reply.with_id(&self.ds_id), how)
                 }
             }
-            (true, _) | (false, true) => reply.with_id(&self.ds_id),
-            (false, false) => self.unexpected(),
+            Err(e) => {
+                tracing::debug!(tool = %self.name, "the server's answer is not a tool result: {e}");
+                (self.unexpected(), How::Error)
+            }
         }
     }
 
     fn unexpected(&self) -> Vec<u8> {
-        self.failure(PegBoardError::ServiceError {
-            tool: self.name.clone(),
-            namespace: self.namespace(),
-            source: ServiceError::UnexpectedResponse,
-        })
+        self.failure(&crate::protocol::failure::upstream_failed(
+            &self.route.target,
+            &self.name,
+            ServiceError::UnexpectedResponse,
+        ))
     }
 
-    fn failure(&self, error: PegBoardError) -> Vec<u8> {
-        self.message(crate::server::board_error(&self.name, error))
+    fn failure(&self, failure: &Failure) -> Vec<u8> {
+        self.message(failure.answer_ref(&self.name))
     }
 
-    /// A whole answer line for the client, built from typed parts.
-    fn message(&self, answer: Result<CallToolResult, ErrorData>) -> Vec<u8> {
+    /// A whole answer line for the client, built from typed parts: for a session of a legacy
+    /// protocol generation (the lane serves no other), whose results carry no `resultType`, as
+    /// rmcp's way strips it for them.
+    fn message(&self, mut answer: Result<CallToolResult, ErrorData>) -> Vec<u8> {
+        if let Ok(result) = &mut answer {
+            result.result_type = None;
+        }
         let id = serde_json::from_slice::<serde_json::Value>(&self.ds_id)
             .unwrap_or(serde_json::Value::Null);
         let message = match answer {
@@ -250,16 +359,43 @@ impl Job {
     }
 }
 
-/// The result of an answer, typed, when its URIs must be namespaced.
+/// How a call on the lane ended (for its records).
+enum How {
+    Result {
+        is_error: bool,
+    },
+    ServerError(i64),
+    Failed(Failure),
+    /// The server's answer was not one (recorded as an error).
+    Error,
+}
+
+impl How {
+    fn ended(&self) -> Ended<'_> {
+        match self {
+            How::Result { is_error } => Ended::Result {
+                is_error: *is_error,
+            },
+            How::ServerError(code) => Ended::ServerError(*code),
+            How::Failed(failure) => Ended::Failed(failure),
+            How::Error => Ended::ServerError(i64::from(rmcp::model::ErrorCode::INTERNAL_ERROR.0)),
+        }
+    }
+}
+
+/// The error of an answer.
+#[derive(serde::Deserialize)]
+struct ErrorOnly {
+    error: ErrorCodeOnly,
+}
+
+#[derive(serde::Deserialize)]
+struct ErrorCodeOnly {
+    code: i64,
+}
+
+/// The result of an answer, typed as rmcp's way types it.
 #[derive(serde::Deserialize)]
 struct ResultOnly {
     result: CallToolResult,
-}
-
-/// Whether an answer may hold a resource link, an embedded resource or `_meta.ui` (a cheap byte
-/// search; most have none and pass verbatim).
-fn may_carry_uris(line: &[u8]) -> bool {
-    static RESOURCE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"resource"));
-    static UI: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"ui\""));
-    RESOURCE.find(line).is_some() || UI.find(line).is_some()
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 // The keys are clients' ids, and the table is per client.
 use foldhash::fast::RandomState;
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::call::Job;
 
@@ -35,10 +36,10 @@ impl<K: Eq + Hash + Clone> Cancels<K> {
     }
 
     /// Register the call `key`: its entry, which takes it out again when dropped.
-    pub(crate) fn register(self: &Arc<Self>, key: K) -> Entry<K> {
+    pub(crate) fn register(self: &Arc<Self>, key: K) -> Cancelable<K> {
         let (cancel, cancelled) = oneshot::channel();
         self.lock().insert(key.clone(), cancel);
-        Entry {
+        Cancelable {
             table: Arc::clone(self),
             key,
             cancelled,
@@ -64,16 +65,20 @@ impl<K: Eq + Hash + Clone> Cancels<K> {
 
 /// A call's place in [`Cancels`], taken out when dropped (however the call ends, also when the
 /// future running it is dropped).
-pub(crate) struct Entry<K: Eq + Hash + Clone> {
+pub(crate) struct Cancelable<K: Eq + Hash + Clone> {
     table: Arc<Cancels<K>>,
     key: K,
     cancelled: oneshot::Receiver<()>,
 }
 
-impl<K: Eq + Hash + Clone> Entry<K> {
-    /// Run `job` until it answers (the answer line), the client cancels it or `gone` completes
-    /// (`None`; the job, dropped, cancels the call upstream).
-    pub(crate) async fn run(mut self, job: Job, gone: impl Future<Output = ()>) -> Option<Vec<u8>> {
+impl<K: Eq + Hash + Clone> Cancelable<K> {
+    /// Run `job` until it answers (the answer line), or the client cancels it or its session
+    /// `ended` (`None`; the call is cancelled upstream).
+    pub(crate) async fn run(
+        mut self,
+        job: Job,
+        ended: Option<&CancellationToken>,
+    ) -> Option<Vec<u8>> {
         let cancelled = async {
             // A sender dropped unsent is no cancel: a later call under the same id took its
             // place (see the module docs).
@@ -81,15 +86,11 @@ impl<K: Eq + Hash + Clone> Entry<K> {
                 std::future::pending::<()>().await;
             }
         };
-        tokio::select! {
-            answer = job.run() => Some(answer),
-            () = cancelled => None,
-            () = gone => None,
-        }
+        job.run(cancelled, ended).await
     }
 }
 
-impl<K: Eq + Hash + Clone> Drop for Entry<K> {
+impl<K: Eq + Hash + Clone> Drop for Cancelable<K> {
     fn drop(&mut self) {
         // Closed first: a sender dropped while its receiver waits wakes the call's task once
         // more, for nothing. Closed, it also tells this call's sender from that of a later call

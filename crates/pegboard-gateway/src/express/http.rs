@@ -1,6 +1,6 @@
 //! The express lane over streamable HTTP: in front of the HTTP front's router.
 //!
-//! `pegboard serve` ([`crate::http_serve`]) hands it each request before the router is entered;
+//! `pegboard serve` ([`crate::http::serve`]) hands it each request before the router is entered;
 //! the router of [`crate::http::router`], for mounting in another app, has it as its outermost
 //! middleware. Either way it runs before the front's other guards (so a call it answers costs
 //! none of their layers) and so checks for itself what they would: the path is `/mcp` (or
@@ -20,27 +20,31 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::FutureExt;
+use http_body_util::BodyExt;
 use pegboard::PegBoard;
+use rmcp::model::ErrorData;
 
+use super::asks::{Asks, StreamSide};
 use super::call::prepare;
 use super::cancels::Cancels;
 use super::events;
 use super::request::{Incoming, classify};
-use super::sessions::{SESSION_HEADER, Sessions};
 use super::tools_list::ToolsList;
-use super::writer::LineOut;
-use crate::startup::Startup;
+use crate::call::{hooks::Hooks, watch::Who};
+use crate::identity::HttpAuth;
+use crate::io::writer::LineOut;
+use crate::limits::{SessionActivity, SessionBook};
+use crate::protocol::headers::{MCP_METHOD, PROTOCOL_VERSION, SESSION_HEADER, is_mcp_path};
+use crate::session::http_sessions::{Lease, Sessions};
+use crate::session::startup::Startup;
+use crate::telemetry::{TraceContext, Transport};
 
 /// A call on the lane: its session and the client's raw id.
 type CallKey = (Arc<str>, Box<[u8]>);
-
-/// Headers the lane reads on every request, named once (a name given as `&str` is parsed at
-/// each lookup).
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 
 /// What the middleware needs (see the module docs).
 pub(crate) struct HttpLane {
@@ -58,22 +62,33 @@ pub(crate) struct HttpLane {
     max_body: usize,
     /// Calls on the lane by session and the client's raw id: how to cancel each.
     calls: Arc<Cancels<CallKey>>,
+    /// The server's requests during calls on the lane, waiting for their clients' answers.
+    asks: Arc<Asks>,
     /// The last Host, Content-Type and Accept found good (see [`HttpLane::plain_headers`]).
     seen: Mutex<Option<[HeaderValue; 3]>>,
-    /// The bearer token the front requires, if any.
-    token: Option<String>,
+    /// Who the front's requests are (clients, tokens, JWTs).
+    auth: Arc<HttpAuth>,
+    /// What the gateway records.
+    hooks: Hooks,
+    /// Who holds each session: a call on the lane keeps its session busy (never closed to make
+    /// room) until it ends.
+    book: Arc<SessionBook>,
 }
 
 /// What the HTTP front lets through, as the lane must check it too (see the module docs).
 pub(crate) struct FrontRules {
     /// The Host values rmcp allows (as given to it).
     pub hosts: Vec<String>,
-    /// The bearer token, if one is required.
-    pub token: Option<String>,
+    /// Who requests are.
+    pub auth: Arc<HttpAuth>,
     /// rmcp's idle limit for a session.
     pub idle: Duration,
     /// rmcp's limit on a request body.
     pub max_body: usize,
+    /// What the gateway records.
+    pub hooks: Hooks,
+    /// Who holds each session.
+    pub book: Arc<SessionBook>,
 }
 
 impl HttpLane {
@@ -94,8 +109,11 @@ impl HttpLane {
             idle: rules.idle,
             max_body: rules.max_body,
             calls: Arc::default(),
+            asks: Arc::default(),
             seen: Mutex::new(None),
-            token: rules.token,
+            auth: rules.auth,
+            hooks: rules.hooks,
+            book: rules.book,
         })
     }
 
@@ -242,132 +260,168 @@ impl HttpLane {
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
     {
-        let session = request
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok());
-        let Some(session) = session.filter(|_| self.enabled) else {
-            return Outcome::Untouched(request);
-        };
-        let path = request.uri().path();
-        let for_mcp = path
-            .strip_prefix(crate::http::MCP_PATH)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-        let authorized = self.token.as_deref().is_none_or(|expected| {
-            crate::http::bearer_matches(expected, request.headers().get(header::AUTHORIZATION))
-        });
-        if !for_mcp || !authorized {
+        if request.method() != axum::http::Method::POST || !is_mcp_path(request.uri().path()) {
             return Outcome::Untouched(request);
         }
-        if request.method() == axum::http::Method::DELETE {
-            // The client ends the session: no call of it takes the lane from now on.
-            self.sessions.remove(session);
-            return Outcome::Untouched(request);
-        }
-        let open = (request.method() == axum::http::Method::POST
-            && self.plain_headers(request.headers()))
-        .then(|| self.sessions.for_lane(session, self.idle))
-        .flatten();
-        let Some((session, peer)) = open else {
-            return Outcome::Untouched(request);
+        // Who it is, once: a request refused here is refused again by the front's guard, which
+        // answers it (and counts it).
+        let client = match self.auth.authorize(request.headers()).await {
+            Ok(client) => client,
+            Err(_) => return Outcome::Untouched(request),
         };
-        let (parts, body) = request.into_parts();
-        let bytes = match self.read_body(body, body_timeout).await {
+        // Every POST's body is read here, whichever way it then goes: one judge of a body too
+        // large, too slow or broken, for both ways.
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(Arc::clone(&client));
+        let bytes = match read_body(body, self.max_body, body_timeout).await {
             Ok(bytes) => bytes,
             Err(refusal) => return Outcome::Answered(refusal),
         };
-        match classify(&bytes) {
-            Incoming::Call(call) => {
-                // Progress comes as events before the answer, on a stream of its own.
-                let events = call.progress_token().map(|_| events::channel());
-                let out = events
-                    .as_ref()
-                    .map(|(events, _)| Arc::new(events.clone()) as Arc<dyn LineOut>);
-                if let Some(job) = prepare(&self.board, &peer, &call, out) {
-                    let key = (Arc::clone(&session), Box::<[u8]>::from(call.id()));
-                    let Some((events, stream)) = events else {
-                        // The client going away drops this future, and the job with it.
-                        return Outcome::Answered(
-                            match self
-                                .calls
-                                .register(key)
-                                .run(job, std::future::pending())
-                                .await
-                            {
-                                Some(line) => json(line),
-                                // Cancelled by the client, which expects no answer.
-                                None => StatusCode::ACCEPTED.into_response(),
-                            },
-                        );
-                    };
-                    // Registered before the response goes out: a cancel may follow it at once.
-                    let entry = self.calls.register(key);
-                    tokio::spawn(async move {
-                        // Cancelled, or the client gone: the stream ends without an answer.
-                        if let Some(answer) = entry.run(job, events.closed()).await
-                            && let Err(e) = events.send_line(&answer).await
-                        {
-                            tracing::debug!("could not pass an answer to the client: {e}");
-                        }
-                    });
-                    return Outcome::Answered(events::response(stream));
-                }
+        let lease = parts
+            .headers
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| self.enabled && self.plain_headers(&parts.headers))
+            .and_then(|session| self.sessions.for_lane(session, self.idle))
+            // A session serves only the client that opened it (the guard answers the others).
+            .filter(|lease| Arc::ptr_eq(&lease.client, &client));
+        if let Some(lease) = &lease {
+            let busy = self.book.begin(&lease.id);
+            if let Some(response) = self.answer(&bytes, lease, &parts.headers, busy).await {
+                return Outcome::Answered(response);
             }
-            Incoming::ListTools(id) if self.startup.is_settled() => {
-                let body = Body::new(self.tools.answer_body(&self.board, id));
-                return Outcome::Answered(json_response(body));
-            }
-            Incoming::Cancelled(id) => {
-                let key = (Arc::clone(&session), Box::<[u8]>::from(id));
-                if self.calls.cancel(&key) {
-                    return Outcome::Answered(StatusCode::ACCEPTED.into_response());
-                }
-            }
-            Incoming::ListTools(_) | Incoming::Other => {}
+            self.sessions.through_rmcp(&lease.id);
         }
-        self.sessions.through_rmcp(&session);
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
     }
 
-    /// The whole body, up to rmcp's limit; the timer starts only when the body is not all
-    /// there at once (it usually came with the headers).
-    async fn read_body<B>(&self, body: B, timeout: Option<Duration>) -> Result<Bytes, Response>
-    where
-        B: http_body::Body<Data = Bytes>,
-        B::Error: Into<axum::BoxError>,
-    {
-        let collect =
-            http_body_util::BodyExt::collect(http_body_util::Limited::new(body, self.max_body));
-        let read = match timeout {
-            None => Ok(collect.await),
-            Some(after) => tokio::time::timeout(after, collect).await,
-        };
-        match read {
-            Ok(Ok(collected)) => Ok(collected.to_bytes()),
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err((
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "the request body is larger than the limit of {} bytes\n",
-                    self.max_body
-                ),
-            )
-                .into_response()),
-            Ok(Err(e)) => Err((
-                StatusCode::BAD_REQUEST,
-                format!("the request body could not be read whole: {e}\n"),
-            )
-                .into_response()),
-            Err(_) => Err((
-                StatusCode::REQUEST_TIMEOUT,
-                "the request body stopped arriving before its end\n",
-            )
-                .into_response()),
+    /// The lane's answer to the message `bytes` of the session `lease`, if it takes it; `busy`
+    /// marks the session busy (a call holds it until it ends).
+    async fn answer(
+        &self,
+        bytes: &[u8],
+        lease: &Lease,
+        headers: &HeaderMap,
+        busy: Option<SessionActivity>,
+    ) -> Option<Response> {
+        match classify(bytes) {
+            Incoming::Call(call) => {
+                let headers_trace = TraceContext::from_headers(headers);
+                let (events, stream) = events::channel();
+                let streaming = call.progress_token().is_some();
+                let progress = streaming.then(|| Arc::new(events.clone()) as Arc<dyn LineOut>);
+                let side = StreamSide::new(
+                    Arc::clone(&self.asks),
+                    Arc::clone(&lease.id),
+                    lease.peer.clone(),
+                    events.clone(),
+                );
+                let who = Who {
+                    client: &lease.client,
+                    hooks: &self.hooks,
+                    session_id: Some(&lease.id),
+                    transport: Transport::Tcp,
+                };
+                let job = prepare(
+                    &self.board,
+                    &call,
+                    who,
+                    Arc::new(side),
+                    progress,
+                    headers_trace,
+                )?;
+                // Registered before the response goes out: a cancel may follow it at once.
+                let entry = self
+                    .calls
+                    .register((Arc::clone(&lease.id), Box::<[u8]>::from(call.id())));
+                let ended = lease.ended.clone();
+                // A task of its own: a client whose connection drops does not cancel its call
+                // (the streamable-HTTP spec); its cancel, the call's deadline or the end of its
+                // session do.
+                tokio::spawn(async move {
+                    let _busy = busy;
+                    if let Some(answer) = entry.run(job, Some(&ended)).await
+                        && let Err(e) = events.send_answer(answer).await
+                    {
+                        tracing::debug!("could not pass an answer to the client: {e}");
+                    }
+                });
+                Some(stream.respond(streaming).await)
+            }
+            Incoming::ListTools(id) => {
+                // As rmcp's way: not before every server has started (up to `--wait`).
+                self.startup.wait().await;
+                lease.lists.tools_answered(&lease.client);
+                let body = Body::new(self.tools.answer_body(&self.board, &lease.client, id));
+                Some(events::json(body))
+            }
+            Incoming::Cancelled(id) => {
+                let key = (Arc::clone(&lease.id), Box::<[u8]>::from(id));
+                self.calls
+                    .cancel(&key)
+                    .then(|| StatusCode::ACCEPTED.into_response())
+            }
+            Incoming::Response { id, result, error } => {
+                let answer = match (result, error) {
+                    (Some(result), _) => Ok(result.to_owned()),
+                    (None, Some(error)) => Err(serde_json::from_str::<ErrorData>(error.get())
+                        .unwrap_or_else(|e| {
+                            ErrorData::invalid_params(
+                                format!(
+                                    "the client answered with an error pegboard cannot read: {e}"
+                                ),
+                                None,
+                            )
+                        })),
+                    (None, None) => return None,
+                };
+                self.asks
+                    .answer(&lease.id, id, answer)
+                    .then(|| StatusCode::ACCEPTED.into_response())
+            }
+            Incoming::Initialize { .. } | Incoming::Other => None,
         }
     }
 }
 
+/// The whole body, up to `max` bytes; the timer starts only when the body is not all there at
+/// once (it usually came with the headers). Else the answer for the client: 413, 408 or 400.
+async fn read_body<B>(body: B, max: usize, timeout: Option<Duration>) -> Result<Bytes, Response>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
+    let collect = BodyExt::collect(http_body_util::Limited::new(body, max));
+    let mut collect = std::pin::pin!(collect);
+    let read = match (&mut collect).now_or_never() {
+        Some(read) => Ok(read),
+        None => match timeout {
+            None => Ok(collect.await),
+            Some(after) => tokio::time::timeout(after, collect).await,
+        },
+    };
+    match read {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than the limit of {max} bytes\n"),
+        )
+            .into_response()),
+        Ok(Err(e)) => Err((
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read whole: {e}\n"),
+        )
+            .into_response()),
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body stopped arriving before its end\n",
+        )
+            .into_response()),
+    }
+}
+
 /// The middleware (see the module docs), for the router mounted in another app; `pegboard
-/// serve` runs [`HttpLane::take`] before the router instead (`crate::http_serve`).
+/// serve` runs [`HttpLane::take`] before the router instead (`crate::http::serve`).
 pub(crate) async fn serve(
     State(lane): State<Arc<HttpLane>>,
     request: Request,
@@ -377,24 +431,6 @@ pub(crate) async fn serve(
         Outcome::Answered(response) => response,
         Outcome::Untouched(request) | Outcome::Read(request) => next.run(request).await,
     }
-}
-
-/// A JSON-RPC answer line as the response body.
-fn json(mut line: Vec<u8>) -> Response {
-    if line.last() == Some(&b'\n') {
-        line.pop();
-    }
-    json_response(Body::from(line))
-}
-
-/// `body` as a JSON response.
-fn json_response(body: Body) -> Response {
-    let mut response = Response::new(body);
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use crate::io::span::{range_in, replace};
+use crate::protocol::meta;
+
 /// What a line from the client is, as far as the express lane cares.
 #[derive(Debug)]
 pub(crate) enum Incoming<'a> {
@@ -17,8 +20,22 @@ pub(crate) enum Incoming<'a> {
     Call(Call<'a>),
     /// `tools/list` without a cursor or `_meta`, with its raw id.
     ListTools(&'a [u8]),
+    /// `initialize`: whether it asks for a legacy generation (before 2026-07-28).
+    Initialize {
+        /// The version asked for is older than 2026-07-28.
+        legacy: bool,
+    },
     /// `notifications/cancelled`, with the raw id of the request it cancels.
     Cancelled(&'a [u8]),
+    /// A response to a request with a string id: the id, and its `result` or its `error`.
+    Response {
+        /// The id, unescaped.
+        id: &'a str,
+        /// The `result`, raw.
+        result: Option<&'a RawValue>,
+        /// The `error`, raw.
+        error: Option<&'a RawValue>,
+    },
     /// Anything else: rmcp's business.
     Other,
 }
@@ -31,8 +48,27 @@ pub(crate) struct Call<'a> {
     name_at: Range<usize>,
     /// Where the `_meta.progressToken` value is, if there is one.
     token_at: Option<Range<usize>>,
+    /// The client's W3C trace context members of `_meta`, raw (see [`Call::trace_parts`]).
+    trace: TraceMembers<'a>,
+    /// Where a member can be put first in `_meta` (just after its `{`), if there is one.
+    meta_open: Option<usize>,
+    /// Where a member can be put first in `params` (just after its `{`).
+    params_open: usize,
+    /// Where the `arguments` value is, if there is one.
+    arguments_at: Option<Range<usize>>,
     /// The tool name as the client wrote it (unescaped).
     pub(crate) name: Cow<'a, str>,
+}
+
+/// A `traceparent`, with the `tracestate` and `baggage` beside it, unescaped.
+pub(crate) type TraceParts<'a> = (Cow<'a, str>, Option<Cow<'a, str>>, Option<Cow<'a, str>>);
+
+/// The trace context members of a request's `_meta`, raw JSON.
+#[derive(Debug, Default, Clone, Copy)]
+struct TraceMembers<'a> {
+    traceparent: Option<&'a RawValue>,
+    tracestate: Option<&'a RawValue>,
+    baggage: Option<&'a RawValue>,
 }
 
 /// The members the lane reads of a client's message, in one pass; the rest (`arguments`, …) is
@@ -46,81 +82,138 @@ struct Message<'a> {
     #[serde(borrow, default)]
     method: Option<&'a str>,
     #[serde(borrow, default)]
-    params: Option<Params<'a>>,
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
 }
 
-/// The params members of every message the lane takes (`tools/call`, `tools/list`,
-/// `notifications/cancelled`).
+/// The params of a `tools/call` the lane takes: exactly these members (anything else — a
+/// `task`, a 2026-07-28 retry's answers, a member of a newer protocol — goes rmcp's way, which
+/// decides about it).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: &'a str,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+/// The params members the lane reads of `tools/list` and `notifications/cancelled`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Params<'a> {
-    #[serde(borrow, default)]
-    name: Option<&'a str>,
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<std::collections::BTreeMap<Cow<'a, str>, &'a RawValue>>,
-    #[serde(default)]
-    task: Option<IgnoredAny>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<IgnoredAny>,
     #[serde(default)]
     cursor: Option<IgnoredAny>,
     #[serde(borrow, default)]
     request_id: Option<&'a RawValue>,
-}
-
-/// Where `part` (a slice of `line`) is in `line`.
-pub(super) fn range_in(line: &[u8], part: &str) -> Range<usize> {
-    let start = (part.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
-    start..start + part.len()
+    #[serde(borrow, default)]
+    protocol_version: Option<&'a str>,
 }
 
 /// Read `line` (one message, without its newline).
-pub(crate) fn classify(line: &[u8]) -> Incoming<'_> {
+pub(crate) fn classify<'a>(line: &'a [u8]) -> Incoming<'a> {
     let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else {
         return Incoming::Other;
     };
-    match (message.method, message.id, message.params) {
-        (Some("tools/call"), Some(id), Some(params)) => {
-            let Some(name) = params.name else {
-                return Incoming::Other;
-            };
-            if params.task.is_some() {
-                return Incoming::Other;
-            }
-            // A progress token is mapped by the lane; any other `_meta` is rmcp's way's business.
-            let mut token_at = None;
-            for (key, value) in params.meta.iter().flatten() {
-                if key != "progressToken" {
-                    return Incoming::Other;
-                }
-                token_at = Some(range_in(line, value.get()));
-            }
-            let inner = range_in(line, name);
-            Incoming::Call(Call {
-                line,
-                id: range_in(line, id.get()),
-                // With its quotes.
-                name_at: inner.start.saturating_sub(1)..inner.end + 1,
-                token_at,
-                name: Cow::Borrowed(name),
-            })
-        }
-        (Some("tools/list"), Some(id), params) => {
-            let plain = params.is_none_or(|p| p.meta.is_none() && p.cursor.is_none());
+    if message.method.is_none()
+        && let Some(id) = message.id
+        && (message.result.is_some() || message.error.is_some())
+    {
+        // Only string ids without escapes: the lane's own are such.
+        return match serde_json::from_str::<&str>(id.get()) {
+            Ok(id) => Incoming::Response {
+                id,
+                result: message.result,
+                error: message.error,
+            },
+            Err(_) => Incoming::Other,
+        };
+    }
+    let params = |raw: Option<&'a RawValue>| match raw {
+        Some(raw) => serde_json::from_str::<Params<'a>>(raw.get()).ok(),
+        None => None,
+    };
+    match (message.method, message.id) {
+        (Some("tools/call"), Some(id)) => message
+            .params
+            .and_then(|raw| call(line, id, raw))
+            .map_or(Incoming::Other, Incoming::Call),
+        (Some("tools/list"), Some(id)) => {
+            let plain = message.params.is_none()
+                || params(message.params).is_some_and(|p| p.meta.is_none() && p.cursor.is_none());
             if plain {
                 Incoming::ListTools(&line[range_in(line, id.get())])
             } else {
                 Incoming::Other
             }
         }
-        (
-            Some("notifications/cancelled"),
-            None,
+        (Some("initialize"), Some(_)) => Incoming::Initialize {
+            // Dates in ISO form compare as strings.
+            legacy: params(message.params)
+                .and_then(|p| p.protocol_version)
+                .is_some_and(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str()),
+        },
+        (Some("notifications/cancelled"), None) => match params(message.params) {
             Some(Params {
                 request_id: Some(id),
                 ..
-            }),
-        ) => Incoming::Cancelled(&line[range_in(line, id.get())]),
+            }) => Incoming::Cancelled(&line[range_in(line, id.get())]),
+            _ => Incoming::Other,
+        },
         _ => Incoming::Other,
     }
+}
+
+/// A `tools/call` the lane can take as it is (see [`CallParams`]): arguments an object (or
+/// none), and a `_meta` whose members go upstream verbatim but for the progress token, which
+/// the lane maps (a member of the client's session with the gateway sends it rmcp's way, where
+/// it is dropped: `crate::protocol::meta`).
+fn call<'a>(line: &'a [u8], id: &'a RawValue, raw: &'a RawValue) -> Option<Call<'a>> {
+    let params: CallParams<'a> = serde_json::from_str(raw.get()).ok()?;
+    if let Some(arguments) = params.arguments {
+        let text = arguments.get();
+        if !(text.starts_with('{') || text == "null") {
+            return None;
+        }
+    }
+    let mut token_at = None;
+    let mut trace = TraceMembers::default();
+    let mut meta_open = None;
+    if let Some(raw_meta) = params.meta.filter(|m| m.get() != "null") {
+        let members: std::collections::BTreeMap<Cow<'a, str>, &'a RawValue> =
+            serde_json::from_str(raw_meta.get()).ok()?;
+        for (key, value) in members {
+            match key.as_ref() {
+                meta::PROGRESS_TOKEN => token_at = Some(range_in(line, value.get())),
+                "traceparent" => trace.traceparent = Some(value),
+                "tracestate" => trace.tracestate = Some(value),
+                "baggage" => trace.baggage = Some(value),
+                key if meta::is_session_key(key) => return None,
+                _ => {}
+            }
+        }
+        meta_open = Some(range_in(line, raw_meta.get()).start + 1);
+    }
+    let inner = range_in(line, params.name);
+    Some(Call {
+        line,
+        id: range_in(line, id.get()),
+        // With its quotes.
+        name_at: inner.start.saturating_sub(1)..inner.end + 1,
+        token_at,
+        trace,
+        meta_open,
+        params_open: range_in(line, raw.get()).start + 1,
+        arguments_at: params.arguments.map(|a| range_in(line, a.get())),
+        name: Cow::Borrowed(params.name),
+    })
 }
 
 impl Call<'_> {
@@ -129,49 +222,113 @@ impl Call<'_> {
         &self.line[self.id.clone()]
     }
 
+    /// The arguments, raw (`{}` when there are none).
+    pub(crate) fn arguments(&self) -> &[u8] {
+        self.arguments_at.clone().map_or(b"{}", |at| &self.line[at])
+    }
+
+    /// The request's size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.line.len()
+    }
+
     /// The client's progress token, raw, if it asked for progress.
     pub(crate) fn progress_token(&self) -> Option<&[u8]> {
         self.token_at.clone().map(|at| &self.line[at])
     }
 
+    /// The client's trace context members of `_meta` (`traceparent`, `tracestate`, `baggage`),
+    /// unescaped, when it has a `traceparent`.
+    pub(crate) fn trace_parts(&self) -> Option<TraceParts<'_>> {
+        let text = |raw: &RawValue| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok();
+        let parent = text(self.trace.traceparent?)?;
+        let state = self.trace.tracestate.and_then(text);
+        let baggage = self.trace.baggage.and_then(text);
+        Some((parent, state, baggage))
+    }
+
     /// The request for the upstream: id `up_id` (a JSON string, also its progress token when
-    /// the client asked for progress) and the tool's `original` name; the rest verbatim, ending
-    /// with a newline. Written in one pass into one buffer: this runs on every call.
-    pub(crate) fn upstream_line(&self, up_id: &str, original: &str) -> Vec<u8> {
-        // The id twice at most, the name once, each in place of what the client wrote there.
+    /// the client asked for progress), the tool's `original` name, and the trace context `trace`
+    /// in its `_meta` (in place of the client's `traceparent`, or added when the client's
+    /// context came in HTTP headers); the rest verbatim, ending with a newline. Written in one
+    /// pass into one buffer: this runs on every call.
+    pub(crate) fn upstream_line(
+        &self,
+        up_id: &str,
+        original: &str,
+        trace: Option<&crate::telemetry::TraceContext>,
+    ) -> Vec<u8> {
+        let traceparent = trace.map(crate::telemetry::TraceContext::traceparent);
+        let added = match (trace, self.trace.traceparent) {
+            (Some(trace), None) => Some(self.trace_members(trace)),
+            _ => None,
+        };
+        // The id twice at most, the name once, each in place of what the client wrote there;
+        // the trace context in place of the client's, or added.
         let mut edits = [
-            Some((self.id.clone(), up_id)),
-            Some((self.name_at.clone(), original)),
-            self.token_at.clone().map(|at| (at, up_id)),
+            Some((self.id.clone(), Edit::Text(up_id))),
+            Some((self.name_at.clone(), Edit::Text(original))),
+            self.token_at.clone().map(|at| (at, Edit::Text(up_id))),
+            match (&traceparent, self.trace.traceparent) {
+                (Some(parent), Some(raw)) => {
+                    Some((range_in(self.line, raw.get()), Edit::Text(parent.as_str())))
+                }
+                _ => None,
+            },
+            added.as_deref().map(|members| {
+                let at = self.meta_open.unwrap_or(self.params_open);
+                (at..at, Edit::Raw(members))
+            }),
         ];
         edits.sort_by_key(|edit| edit.as_ref().map_or(usize::MAX, |(at, _)| at.start));
         let mut out = Vec::with_capacity(self.line.len() + original.len() + 2 * up_id.len() + 8);
         let mut from = 0;
-        for (at, text) in edits.into_iter().flatten() {
+        for (at, edit) in edits.into_iter().flatten() {
             out.extend_from_slice(&self.line[from..at.start]);
-            write_json_string(&mut out, text);
+            match edit {
+                Edit::Text(text) => write_json_string(&mut out, text),
+                Edit::Raw(bytes) => out.extend_from_slice(bytes),
+            }
             from = at.end;
         }
         out.extend_from_slice(&self.line[from..]);
         out.push(b'\n');
         out
     }
+
+    /// `trace`'s members, to put first in `_meta` (or as a `_meta` of their own first in
+    /// `params`), with the separator the place needs.
+    fn trace_members(&self, trace: &crate::telemetry::TraceContext) -> Vec<u8> {
+        let mut members = serde_json::Map::new();
+        trace.write_meta(&mut members);
+        let object = serde_json::Value::Object(members).to_string();
+        let inner = &object[1..object.len() - 1];
+        match self.meta_open {
+            Some(open)
+                if self.line.get(open..).is_some_and(|rest| {
+                    rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}')
+                }) =>
+            {
+                inner.as_bytes().to_vec()
+            }
+            Some(_) => format!("{inner},").into_bytes(),
+            None => format!("\"_meta\":{object},").into_bytes(),
+        }
+    }
+}
+
+/// What an edit of a request line writes.
+enum Edit<'a> {
+    /// A JSON string (quoted, escaped).
+    Text(&'a str),
+    /// Bytes as they are.
+    Raw(&'a [u8]),
 }
 
 /// `text` as a JSON string (quoted, escaped) at the end of `out`.
 fn write_json_string(out: &mut Vec<u8>, text: &str) {
     // Writing a string into a `Vec` cannot fail.
     let _ = serde_json::to_writer(&mut *out, text);
-}
-
-/// `line` with `at` replaced by `with`, and a newline.
-fn replace(line: &[u8], at: Range<usize>, with: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(line.len() + with.len() + 1);
-    out.extend_from_slice(&line[..at.start]);
-    out.extend_from_slice(with);
-    out.extend_from_slice(&line[at.end..]);
-    out.push(b'\n');
-    out
 }
 
 #[derive(Deserialize)]
@@ -185,146 +342,16 @@ struct ProgressShape<'a> {
 struct TokenShape<'a> {
     #[serde(borrow)]
     progress_token: &'a RawValue,
+    progress: f64,
 }
 
-/// A server's progress notification line for the client: its token `ds_token` (raw JSON) in
-/// place of the lane's, the rest verbatim.
-pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<Vec<u8>> {
+/// A server's progress notification line for the client, with its progress value: its token
+/// `ds_token` (raw JSON) in place of the lane's, the rest verbatim.
+pub(crate) fn progress_for_client(line: &[u8], ds_token: &[u8]) -> Option<(f64, Vec<u8>)> {
     let message: ProgressShape<'_> = serde_json::from_slice(line).ok()?;
     let at = range_in(line, message.params.progress_token.get());
-    Some(replace(line, at, ds_token))
-}
-
-/// An upstream's answer line, by its parts (read where the lane takes it out of the server's
-/// output, [`super::lane`]).
-#[derive(Debug)]
-pub(crate) struct Reply {
-    line: Vec<u8>,
-    /// Where the id is, with its quotes.
-    id: Range<usize>,
-    /// Whether it has a `result`.
-    pub(crate) result: bool,
-    /// Whether it has an `error`.
-    pub(crate) error: bool,
-}
-
-impl Reply {
-    /// An answer `line` whose id (with its quotes) is at `id`.
-    pub(crate) fn new(line: Vec<u8>, id: Range<usize>, result: bool, error: bool) -> Self {
-        Self {
-            line,
-            id,
-            result,
-            error,
-        }
-    }
-
-    /// The line as the server wrote it.
-    pub(crate) fn line(&self) -> &[u8] {
-        &self.line
-    }
-
-    /// The answer for the client: its own id `ds_id` (raw JSON) in place of the lane's, in
-    /// the line's own buffer, and a newline.
-    pub(crate) fn with_id(self, ds_id: &[u8]) -> Vec<u8> {
-        let Self { mut line, id, .. } = self;
-        line.splice(id, ds_id.iter().copied());
-        line.push(b'\n');
-        line
-    }
+    Some((message.params.progress, replace(line, at, ds_token)))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(line: &str) -> Call<'_> {
-        match classify(line.as_bytes()) {
-            Incoming::Call(call) => call,
-            other => panic!("not a call: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_call_gets_the_upstream_id_and_original_name_and_keeps_the_rest() {
-        let line = r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"units-convert","arguments":{"value":10,"x":[1,{"name":"n"}]}}}"#;
-        let c = call(line);
-        assert_eq!(c.name, "units-convert");
-        assert_eq!(c.id(), b"42");
-        let up = c.upstream_line("pbx-3", "convert");
-        assert_eq!(
-            String::from_utf8(up).expect("utf-8"),
-            r#"{"jsonrpc":"2.0","id":"pbx-3","method":"tools/call","params":{"name":"convert","arguments":{"value":10,"x":[1,{"name":"n"}]}}}"#.to_string() + "\n"
-        );
-        // Members in another order, a string id with an escape.
-        let line = r#"{"params":{"arguments":{},"name":"a-b"},"method":"tools/call","id":"x\"y","jsonrpc":"2.0"}"#;
-        let c = call(line);
-        assert_eq!(c.name, "a-b");
-        assert_eq!(c.id(), br#""x\"y""#);
-        let up: serde_json::Value =
-            serde_json::from_slice(&c.upstream_line("pbx-4", "b\"q")).expect("JSON");
-        assert_eq!(up["id"], "pbx-4");
-        assert_eq!(up["params"]["name"], "b\"q");
-    }
-
-    #[test]
-    fn a_progress_token_is_mapped_to_the_upstream_id() {
-        let line = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":"tok"},"name":"n-t","arguments":{}}}"#;
-        let c = call(line);
-        assert_eq!(c.progress_token(), Some(&br#""tok""#[..]));
-        assert_eq!(
-            String::from_utf8(c.upstream_line("pbx-1", "t")).expect("utf-8"),
-            r#"{"jsonrpc":"2.0","id":"pbx-1","method":"tools/call","params":{"_meta":{"progressToken":"pbx-1"},"name":"t","arguments":{}}}"#.to_string() + "\n"
-        );
-        let plain = call(
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","_meta":{}}}"#,
-        );
-        assert_eq!(plain.progress_token(), None);
-    }
-
-    #[test]
-    fn calls_with_meta_or_task_and_other_messages_go_the_full_way() {
-        for line in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1,"x":2}}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{}}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"c"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/list"}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
-            // A name with escapes has no bytes to splice.
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a-\u0062"}}"#,
-            "not json",
-        ] {
-            assert!(
-                matches!(classify(line.as_bytes()), Incoming::Other),
-                "{line}"
-            );
-        }
-        for line in [
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
-        ] {
-            assert!(
-                matches!(classify(line.as_bytes()), Incoming::ListTools(b"7")),
-                "{line}"
-            );
-        }
-        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-1","reason":"x"}}"#;
-        assert!(matches!(classify(cancel), Incoming::Cancelled(id) if id == br#""r-1""#));
-    }
-
-    #[test]
-    fn an_answer_gets_the_client_id_back() {
-        let line = br#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"pbx-9"}"#;
-        let at = line.len() - 8..line.len() - 1;
-        assert_eq!(&line[at.clone()], br#""pbx-9""#);
-        let reply = Reply::new(line.to_vec(), at, true, false);
-        assert_eq!(
-            String::from_utf8(reply.with_id(b"\"abc\"")).expect("utf-8"),
-            r#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"abc"}"#
-                .to_string()
-                + "\n"
-        );
-    }
-}
+mod tests;

@@ -9,8 +9,9 @@
 use std::sync::{Mutex, PoisonError};
 
 use axum::body::Bytes;
-use pegboard::PegBoard;
-use rmcp::model::ListToolsResult;
+use pegboard::{ListedTool, PegBoard};
+
+use crate::identity::Client;
 
 /// The serialised `tools/list` result of one board generation (see the module docs).
 #[derive(Debug, Default)]
@@ -30,34 +31,62 @@ impl ToolsList {
         {
             return json.clone();
         }
-        let mut list = ListToolsResult::with_all_items(board.mcp_tools());
-        // The lane serves legacy sessions only, which have no `resultType` (rmcp strips it for
-        // them on its way).
-        list.result_type = None;
-        let mut head = br#"{"jsonrpc":"2.0","result":"#.to_vec();
-        // A list of tools made of JSON values serialises without fail.
-        let _ = serde_json::to_writer(&mut head, &list);
-        head.extend_from_slice(br#","id":"#);
-        let json = Bytes::from(head);
+        let json = render(&board.listed_tools());
         *self.cached.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((generation, json.clone()));
         json
     }
 
-    /// The answer line for request `id` (raw JSON) in two pieces: the kept head, and the id
-    /// with the end of the line.
-    pub(crate) fn answer_parts(&self, board: &PegBoard, id: &[u8]) -> (Bytes, Vec<u8>) {
+    /// [`ToolsList::head`] for `client`: the board's, or its view's (kept with the view, which
+    /// lives as long as the board is unchanged).
+    fn head_for(&self, board: &PegBoard, client: &Client) -> Bytes {
+        if client.sees_everything() {
+            return self.head(board);
+        }
+        let view = client.view(board);
+        view.rendered(|view| {
+            let mut tools = board.listed_tools();
+            view.retain_tools(&mut tools, |t| &t.tool().name);
+            render(&tools)
+        })
+    }
+
+    /// The answer line for request `id` (raw JSON) of `client` in two pieces: the kept head,
+    /// and the id with the end of the line.
+    pub(crate) fn answer_parts(
+        &self,
+        board: &PegBoard,
+        client: &Client,
+        id: &[u8],
+    ) -> (Bytes, Vec<u8>) {
         let mut tail = Vec::with_capacity(id.len() + 2);
         tail.extend_from_slice(id);
         tail.extend_from_slice(b"}\n");
-        (self.head(board), tail)
+        (self.head_for(board, client), tail)
     }
 
-    /// The answer for request `id` (raw JSON) without the line's end, as a body that sends the
-    /// kept head as it is (see [`super::chunks`]).
-    pub(crate) fn answer_body(&self, board: &PegBoard, id: &[u8]) -> super::chunks::Chunks {
-        let (head, mut tail) = self.answer_parts(board, id);
+    /// The answer for request `id` (raw JSON) of `client` without the line's end, as a body
+    /// that sends the kept head as it is (see [`super::chunks`]).
+    pub(crate) fn answer_body(
+        &self,
+        board: &PegBoard,
+        client: &Client,
+        id: &[u8],
+    ) -> super::chunks::Chunks {
+        let (head, mut tail) = self.answer_parts(board, client, id);
         tail.pop();
         super::chunks::Chunks::new(vec![head, Bytes::from(tail)])
     }
+}
+
+/// The answer's head for `tools`: `{"jsonrpc":"2.0","result":{...},"id":`.
+fn render(tools: &[ListedTool]) -> Bytes {
+    // The tools as the board lists them, every member their servers sent included (rmcp's
+    // `ListToolsResult` has no room for those). The lane serves legacy sessions only, which have
+    // no `resultType`; the whole list fits one page, so there is no `nextCursor`.
+    let mut head = br#"{"jsonrpc":"2.0","result":{"tools":"#.to_vec();
+    // A list of tools made of JSON values serialises without fail.
+    let _ = serde_json::to_writer(&mut head, tools);
+    head.extend_from_slice(br#"},"id":"#);
+    Bytes::from(head)
 }

@@ -1,34 +1,40 @@
 //! The streamable HTTP gateway: rmcp's `StreamableHttpService` at `/mcp`, behind our guards.
 //!
-//! Guards, in order: Origin (403 when present and not allowed: browsers' cross-site requests), then the
-//! bearer token (401), then the session cap (503). rmcp's own Host check (DNS rebinding) stays on
+//! Guards, in order: who the request is (401 or 403: `identity::HttpAuth`), then the sessions'
+//! bounds per client and in all (429, 503: `sessions.rs`), then rmcp's own Origin check (403 when
+//! present and not allowed: browsers' cross-site requests). rmcp's own Host check (DNS rebinding) stays on
 //! inside the service. In front of them all, the express lane answers plain calls of open sessions
 //! and checks for itself what they would (no Origin, the token, an allowed Host; see
 //! `crate::express::http`); anything else it passes on unchanged. [`router`] puts the lane in as
 //! the router's outermost layer, for mounting in another app; [`front`] keeps it apart, and
-//! [`crate::http_serve::serve`] runs it on each request before the router is entered at all.
+//! [`crate::http::serve::serve`] runs it on each request before the router is entered at all.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::server::BoardServer;
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::express::http::{FrontRules, HttpLane};
+use crate::identity::{AccessConfig, AuthOptions, Authenticator, Client, HttpAuth};
+use crate::protocol::headers::SESSION_HEADER;
+use crate::server::BoardServer;
+use crate::session::http_sessions::Sessions;
+use crate::telemetry::{DenyReason, Telemetry};
+
 mod origins;
 mod replica;
+pub mod serve;
 mod sessions;
 mod shared;
+pub use crate::protocol::headers::MCP_PATH;
 pub use replica::{MAX_REPLICA_ID_LEN, ReplicaId, ReplicaIdError, ReplicaSessionError};
 pub use sessions::SessionLimits;
-
-/// The path the MCP endpoint is served at.
-pub const MCP_PATH: &str = "/mcp";
 
 /// What the HTTP front door accepts.
 #[derive(Debug, Clone, Default)]
@@ -60,11 +66,21 @@ pub fn router(
     Ok(front(server, options, ct)?.into_router())
 }
 
-/// The HTTP front as [`crate::http_serve::serve`] runs it: the express lane, and the guarded
+/// [`router`] for the clients of `access` (the config's `clients` and `auth`).
+pub(crate) fn router_with(
+    server: BoardServer,
+    options: &HttpOptions,
+    ct: CancellationToken,
+    access: Option<&AccessConfig>,
+) -> anyhow::Result<Router> {
+    Ok(front_with(server, options, ct, access)?.into_router())
+}
+
+/// The HTTP front as [`crate::http::serve::serve`] runs it: the express lane, and the guarded
 /// router for everything the lane does not take.
 pub struct Front {
     pub(crate) router: Router,
-    pub(crate) lane: Option<Arc<crate::express::http::HttpLane>>,
+    pub(crate) lane: Option<Arc<HttpLane>>,
 }
 
 impl Front {
@@ -101,7 +117,7 @@ impl std::fmt::Debug for Front {
 /// ```no_run
 /// # async fn demo(server: pegboard_gateway::BoardServer) -> anyhow::Result<()> {
 /// use pegboard_gateway::http::{HttpOptions, front};
-/// use pegboard_gateway::http_serve::{Timeouts, serve};
+/// use pegboard_gateway::http::serve::{Timeouts, serve};
 /// let stop = tokio_util::sync::CancellationToken::new();
 /// let app = front(server, &HttpOptions::default(), stop.child_token())?;
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
@@ -116,7 +132,36 @@ pub fn front(
     options: &HttpOptions,
     ct: CancellationToken,
 ) -> anyhow::Result<Front> {
-    let guard = Guard::new(options)?;
+    front_with(server, options, ct, None)
+}
+
+/// [`front`] for the clients of `access` (the config's `clients` and `auth`), beside the
+/// token of `options`.
+pub(crate) fn front_with(
+    server: BoardServer,
+    options: &HttpOptions,
+    ct: CancellationToken,
+    access: Option<&AccessConfig>,
+) -> anyhow::Result<Front> {
+    check_token(options.token.as_deref())?;
+    let max_sessions = options.sessions.max;
+    let authenticator = Authenticator::new(
+        access,
+        options.token.as_deref(),
+        AuthOptions {
+            max_sessions,
+            ..AuthOptions::default()
+        },
+    )?;
+    let auth = Arc::new(HttpAuth::new(
+        Arc::new(authenticator),
+        access.and_then(|a| a.auth.as_ref()),
+    ));
+    let guard = Guard::new(
+        Arc::clone(&auth),
+        Arc::clone(server.relay().express_sessions()),
+        server.hooks().telemetry.clone(),
+    );
     let server = server.stateless(options.stateless);
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
     if let Some(addr) = options.bind
@@ -140,21 +185,29 @@ pub fn front(
             .with_legacy_session_mode(false)
             .with_json_response(true);
     }
-    let manager = sessions::manager(options.sessions, options.replica_id.clone());
+    let book = crate::limits::SessionBook::new(options.sessions.max);
+    let manager = sessions::manager(
+        options.sessions,
+        options.replica_id.clone(),
+        Arc::clone(&book),
+    );
     let cap = sessions::Cap {
         manager: Arc::clone(&manager),
-        max: options.sessions.max,
+        book: Arc::clone(&book),
+        sessions: Arc::clone(server.relay().express_sessions()),
     };
-    let lane = crate::express::http::HttpLane::new(
+    let lane = HttpLane::new(
         !options.stateless && server.express(),
         server.board().clone(),
         Arc::clone(server.relay().express_sessions()),
         server.startup().clone(),
-        crate::express::http::FrontRules {
+        FrontRules {
             hosts: config.allowed_hosts.clone(),
-            token: options.token.clone(),
+            auth: Arc::clone(&auth),
             idle: options.sessions.idle,
             max_body: config.max_request_body_bytes,
+            hooks: server.hooks().clone(),
+            book,
         },
     );
     let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
@@ -163,13 +216,17 @@ pub fn front(
     // Routes, not a nest: rmcp reads no path, and a nest rebuilds each request's URI to strip
     // its prefix. `/mcp/...` is served as before. The express lane goes in front of it all and
     // checks the path and the token itself (see `crate::express::http`).
-    let router = Router::new()
+    let mut router = Router::new()
         .route_service(MCP_PATH, service.clone())
         .route_service("/mcp/", service.clone())
         .route_service("/mcp/{*rest}", service)
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(cap, sessions::cap))
         .layer(middleware::from_fn_with_state(Arc::new(guard), check));
+    // RFC 9728 metadata, outside authentication: clients read it before they have a token.
+    if let Some(metadata) = auth.metadata_router() {
+        router = metadata.merge(router);
+    }
     Ok(Front {
         router,
         lane: Some(lane),
@@ -198,53 +255,87 @@ async fn not_found() -> (StatusCode, &'static str) {
     )
 }
 
-/// The checks done before rmcp sees a request.
+/// The checks done before rmcp sees a request, and the end of a session its client deletes.
 #[derive(Debug)]
 struct Guard {
-    token: Option<String>,
+    auth: Arc<HttpAuth>,
+    sessions: Arc<Sessions>,
+    telemetry: Option<Arc<Telemetry>>,
 }
 
 impl Guard {
-    fn new(options: &HttpOptions) -> anyhow::Result<Self> {
-        check_token(options.token.as_deref())?;
-        Ok(Self {
-            token: options.token.clone(),
-        })
+    fn new(
+        auth: Arc<HttpAuth>,
+        sessions: Arc<Sessions>,
+        telemetry: Option<Arc<Telemetry>>,
+    ) -> Self {
+        Self {
+            auth,
+            sessions,
+            telemetry,
+        }
     }
 
-    fn token_ok(&self, authorization: Option<&HeaderValue>) -> bool {
-        self.token
-            .as_deref()
-            .is_none_or(|expected| bearer_matches(expected, authorization))
+    fn denied(&self, reason: DenyReason) {
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.denied(reason);
+        }
     }
 }
 
-/// Whether `authorization` is `Bearer <expected>` (the scheme in any case; compared in constant
-/// time).
-pub(crate) fn bearer_matches(expected: &str, authorization: Option<&HeaderValue>) -> bool {
-    let Some(given) = authorization.and_then(|v| v.to_str().ok()) else {
-        return false;
+/// The client of a request, authenticated once: by the lane before it (which leaves it in the
+/// request's extensions), else here. A request of a session must come from the client that
+/// opened it.
+pub(crate) async fn admit(
+    auth: &HttpAuth,
+    sessions: &Sessions,
+    request: &mut Request,
+) -> Result<Arc<Client>, Response> {
+    let client = match request.extensions().get::<Arc<Client>>() {
+        Some(client) => Arc::clone(client),
+        None => {
+            let client = auth.authorize(request.headers()).await?;
+            request.extensions_mut().insert(Arc::clone(&client));
+            client
+        }
     };
-    let Some((scheme, value)) = given.split_once(' ') else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case("bearer")
-        && constant_time_eq(value.trim().as_bytes(), expected.as_bytes())
-}
-
-async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if !guard.token_ok(request.headers().get(header::AUTHORIZATION)) {
-        tracing::debug!("refused a request without the right bearer token (401)");
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "unauthorized: send `Authorization: Bearer <token>` with the token pegboard was started with\n",
+    if let Some(id) = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+        && let Some(owner) = sessions.client_of(id)
+        && !Arc::ptr_eq(&owner, &client)
+    {
+        tracing::debug!(
+            client = client.name(),
+            "refused a request of another client's session"
+        );
+        return Err((
+            StatusCode::FORBIDDEN,
+            "forbidden: this session belongs to another client; open a session of your own\n",
         )
-            .into_response();
+            .into_response());
+    }
+    Ok(client)
+}
+
+async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    if let Err(refusal) = admit(&guard.auth, &guard.sessions, &mut request).await {
+        guard.denied(match refusal.status() {
+            StatusCode::FORBIDDEN => DenyReason::Forbidden,
+            _ => DenyReason::Unauthorized,
+        });
+        return refusal;
     }
     let has_origin = request.headers().contains_key(header::ORIGIN);
-    let response = next.run(request).await;
+    let deleted = (request.method() == axum::http::Method::DELETE)
+        .then(|| request.headers().get(SESSION_HEADER))
+        .flatten()
+        .and_then(|id| id.to_str().ok())
+        .map(str::to_string);
+    let mut response = next.run(request).await;
     if has_origin && response.status() == StatusCode::FORBIDDEN {
+        guard.denied(DenyReason::Origin);
         // rmcp refused the Origin (see `origins`); say how to let it in.
         return (
             StatusCode::FORBIDDEN,
@@ -252,205 +343,18 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         )
             .into_response();
     }
+    if let Some(id) = &deleted
+        && response.status().is_success()
+    {
+        // The session ends now: its calls still running, on either path, are cancelled
+        // upstream at once (rmcp ends the session's own tasks in its own time).
+        guard.sessions.end(id);
+        // rmcp answers a session's DELETE with 202; clients expect 200 or 204 (the Python SDK
+        // logs "Session termination failed: 202" at every close otherwise).
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
     response
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use axum::body::Body;
-    use axum::http::Request as HttpRequest;
-    use tower::ServiceExt;
-
-    const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-
-    fn app(token: Option<&str>, allow_origins: &[&str]) -> Router {
-        let board = pegboard::PegBoard::new();
-        let options = HttpOptions {
-            bind: None,
-            token: token.map(String::from),
-            allow_origins: allow_origins.iter().map(|s| s.to_string()).collect(),
-            allow_hosts: vec![],
-            stateless: false,
-            sessions: SessionLimits::default(),
-            replica_id: None,
-        };
-        match router(BoardServer::new(board), &options, CancellationToken::new()) {
-            Ok(r) => r,
-            Err(e) => panic!("router: {e:#}"),
-        }
-    }
-
-    fn post(headers: &[(&str, &str)]) -> HttpRequest<Body> {
-        let mut b = HttpRequest::post("/mcp")
-            .header("host", "127.0.0.1:8700")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
-        for (k, v) in headers {
-            b = b.header(*k, *v);
-        }
-        match b.body(Body::from(INIT)) {
-            Ok(r) => r,
-            Err(e) => panic!("request: {e}"),
-        }
-    }
-
-    async fn status(app: Router, req: HttpRequest<Body>) -> StatusCode {
-        match app.oneshot(req).await {
-            Ok(r) => r.status(),
-            Err(e) => match e {},
-        }
-    }
-
-    #[tokio::test]
-    async fn no_token_is_401() {
-        assert_eq!(
-            status(app(Some("s3cret"), &[]), post(&[])).await,
-            StatusCode::UNAUTHORIZED
-        );
-    }
-
-    #[tokio::test]
-    async fn wrong_token_is_401() {
-        let req = post(&[("authorization", "Bearer nope")]);
-        assert_eq!(
-            status(app(Some("s3cret"), &[]), req).await,
-            StatusCode::UNAUTHORIZED
-        );
-    }
-
-    #[tokio::test]
-    async fn right_token_reaches_the_mcp_service() {
-        let req = post(&[("authorization", "Bearer s3cret")]);
-        assert_eq!(status(app(Some("s3cret"), &[]), req).await, StatusCode::OK);
-        let req = post(&[("authorization", "bearer s3cret")]);
-        assert_eq!(status(app(Some("s3cret"), &[]), req).await, StatusCode::OK);
-    }
-
-    #[tokio::test]
-    async fn paths_under_mcp_reach_the_service_and_others_do_not() {
-        for (path, expected) in [
-            ("/mcp", StatusCode::OK),
-            ("/mcp/", StatusCode::OK),
-            ("/mcp/anything/below", StatusCode::OK),
-            ("/mcpx", StatusCode::NOT_FOUND),
-            ("/", StatusCode::NOT_FOUND),
-        ] {
-            let mut req = post(&[]);
-            *req.uri_mut() = axum::http::Uri::from_static(path);
-            assert_eq!(status(app(None, &[]), req).await, expected, "{path}");
-        }
-    }
-
-    #[tokio::test]
-    async fn evil_origin_is_403_even_with_the_token() {
-        let req = post(&[
-            ("authorization", "Bearer s3cret"),
-            ("origin", "https://evil.example"),
-        ]);
-        assert_eq!(
-            status(app(Some("s3cret"), &[]), req).await,
-            StatusCode::FORBIDDEN
-        );
-        let req = post(&[("origin", "http://localhost.evil.example")]);
-        assert_eq!(status(app(None, &[]), req).await, StatusCode::FORBIDDEN);
-    }
-
-    #[tokio::test]
-    async fn loopback_origins_pass() {
-        for origin in [
-            "http://localhost:3000",
-            "https://127.0.0.1",
-            "http://[::1]:8080",
-        ] {
-            let req = post(&[("origin", origin)]);
-            assert_eq!(
-                status(app(None, &[]), req).await,
-                StatusCode::OK,
-                "{origin}"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn allowed_extra_origin_passes_and_others_do_not() {
-        let app_ = || app(None, &["https://app.example.com", "http://dev.lan:*"]);
-        assert_eq!(
-            status(app_(), post(&[("origin", "https://app.example.com")])).await,
-            StatusCode::OK
-        );
-        assert_eq!(
-            status(app_(), post(&[("origin", "http://dev.lan:5173")])).await,
-            StatusCode::OK
-        );
-        assert_eq!(
-            status(app_(), post(&[("origin", "https://app.example.com:8443")])).await,
-            StatusCode::FORBIDDEN
-        );
-    }
-
-    #[tokio::test]
-    async fn foreign_host_is_refused_by_rmcp() {
-        let mut req = post(&[]);
-        req.headers_mut()
-            .insert("host", HeaderValue::from_static("evil.example"));
-        assert_eq!(status(app(None, &[]), req).await, StatusCode::FORBIDDEN);
-    }
-
-    #[tokio::test]
-    async fn a_replica_names_its_sessions_and_does_not_know_another_replicas() {
-        let options = HttpOptions {
-            replica_id: Some("r1".parse().unwrap()),
-            ..Default::default()
-        };
-        let board = pegboard::PegBoard::new();
-        let app = router(BoardServer::new(board), &options, CancellationToken::new()).unwrap();
-        let answer = app.clone().oneshot(post(&[])).await.unwrap();
-        assert_eq!(answer.status(), StatusCode::OK);
-        let id = answer.headers()["mcp-session-id"].to_str().unwrap();
-        assert!(id.starts_with("r1.") && id.len() == 3 + 36, "{id}");
-        let foreign = format!("r2.{}", &id[3..]);
-        let req = post(&[
-            ("mcp-session-id", &foreign),
-            ("mcp-protocol-version", "2025-06-18"),
-        ]);
-        assert_eq!(status(app, req).await, StatusCode::NOT_FOUND);
-    }
-
-    #[tokio::test]
-    async fn no_token_configured_means_open_on_loopback() {
-        assert_eq!(status(app(None, &[]), post(&[])).await, StatusCode::OK);
-    }
-
-    #[test]
-    fn bad_allow_origin_is_an_error() {
-        let options = HttpOptions {
-            allow_origins: vec!["example.com".into()],
-            ..Default::default()
-        };
-        let board = pegboard::PegBoard::new();
-        let refused = router(BoardServer::new(board), &options, CancellationToken::new());
-        assert!(refused.is_err());
-    }
-
-    #[test]
-    fn a_blank_token_is_refused_not_dropped() {
-        for blank in ["", "   "] {
-            let options = HttpOptions {
-                token: Some(blank.into()),
-                ..Default::default()
-            };
-            let refused = Guard::new(&options).map(|_| ()).unwrap_err().to_string();
-            assert!(refused.contains("token is empty"), "{refused}");
-        }
-        assert!(check_token(None).is_ok());
-        assert!(check_token(Some("s3cret")).is_ok());
-    }
-}
+mod tests;

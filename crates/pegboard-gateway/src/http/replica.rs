@@ -131,15 +131,28 @@ pub enum ReplicaSessionError {
 pub(crate) struct ReplicaSessions {
     local: LocalSessionManager,
     replica: Option<ReplicaId>,
+    /// Who holds each session (`http/sessions.rs`): told of every session closed here.
+    book: Option<Arc<crate::limits::SessionBook>>,
 }
 
 impl ReplicaSessions {
     pub(crate) fn new(local: LocalSessionManager, replica: Option<ReplicaId>) -> Self {
-        Self { local, replica }
+        Self {
+            local,
+            replica,
+            book: None,
+        }
+    }
+
+    /// Tell `book` of every session closed (its client's DELETE, idle expiry, its worker's end).
+    pub(crate) fn with_book(mut self, book: Arc<crate::limits::SessionBook>) -> Self {
+        self.book = Some(book);
+        self
     }
 
     /// How many sessions are open.
-    pub(crate) async fn open(&self) -> usize {
+    #[cfg(test)]
+    async fn open(&self) -> usize {
         self.local.sessions.read().await.len()
     }
 
@@ -196,6 +209,9 @@ impl SessionManager for ReplicaSessions {
         // worker): it is logged once, when it was open.
         let was_open = self.local.has_session(id).await?;
         self.local.close_session(id).await?;
+        if let Some(book) = &self.book {
+            book.closed(id);
+        }
         if was_open {
             // Logged once it is out of the table, so no longer counted against --max-sessions
             // (the idle-session test waits for this line).

@@ -1,22 +1,40 @@
-//! Bounds on HTTP sessions: how many may be open at once, and how long an idle one lives.
+//! Bounds on HTTP sessions: how many may be open at once, per client and in all, and how long
+//! an idle one lives.
 //!
-//! rmcp's `LocalSessionManager` already closes a session after `keep_alive` of inactivity
+//! rmcp's `LocalSessionManager` closes a session after `keep_alive` of inactivity
 //! (`--session-idle`) and drops a session's state when the client ends it (`DELETE`); what it
 //! lacks is a cap on how many sessions exist. Each open session costs a worker task and its
-//! buffers (~55 KB), so without a cap any client can grow the gateway without bound. Over the cap,
-//! a new session (a request without `Mcp-Session-Id`) is answered 503 with `Retry-After`;
-//! requests of existing sessions are untouched.
+//! buffers (~55 KB), so without a cap any client can grow the gateway without bound.
+//!
+//! The [`SessionBook`] knows who holds each session and which are idle (no request in
+//! progress: [`cap`] marks each request of a session busy until its response body ends, the
+//! express lane each call it carries). A new session (a `POST` without `Mcp-Session-Id`) is
+//! reserved for the request's client: at its own limit (`maxSessions`, by default its fair
+//! share of `--max-sessions`) its least recently used idle session is closed to make room; at
+//! the global cap, the least recently used idle session of any client. Only when no session
+//! that could make room is idle is it refused: 429 naming `maxSessions`, or 503 naming
+//! `--max-sessions`, both with `Retry-After`. So one client that opens sessions and abandons
+//! them recycles its own and never locks another out. Requests of existing sessions are never
+//! refused here.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::replica::{ReplicaId, ReplicaSessions};
+use crate::identity::{Client, DEFAULT_CLIENT};
+use crate::limits::{LimitError, SessionActivity, SessionBook};
+use crate::protocol::headers::SESSION_HEADER;
+use crate::session::http_sessions::Sessions;
 
 /// What a client is told to wait before trying to open a session again, in seconds.
 const RETRY_AFTER_SECS: &str = "5";
@@ -24,7 +42,8 @@ const RETRY_AFTER_SECS: &str = "5";
 /// How many HTTP sessions may exist and how long an idle one lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionLimits {
-    /// Open sessions at most; a new one over this is refused with 503.
+    /// Open sessions at most: over this the least recently used idle one is closed for a new
+    /// one, and a new one is refused with 503 when none is idle.
     pub max: usize,
     /// A session with no request for this long is closed.
     pub idle: Duration,
@@ -40,45 +59,130 @@ impl Default for SessionLimits {
     }
 }
 
-/// The session manager for `limits`, issuing ids that start with `replica` (when given), shared by
-/// the MCP service and [`cap`].
-pub(crate) fn manager(limits: SessionLimits, replica: Option<ReplicaId>) -> Arc<ReplicaSessions> {
+/// The session manager for `limits`, issuing ids that start with `replica` (when given),
+/// telling `book` of every session it closes; shared by the MCP service and [`cap`].
+pub(crate) fn manager(
+    limits: SessionLimits,
+    replica: Option<ReplicaId>,
+    book: Arc<SessionBook>,
+) -> Arc<ReplicaSessions> {
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(limits.idle);
-    Arc::new(ReplicaSessions::new(manager, replica))
+    Arc::new(ReplicaSessions::new(manager, replica).with_book(book))
 }
 
-/// The state of [`cap`]: the sessions to count and the most there may be.
+/// The state of [`cap`]: the sessions, who holds them, and the lane's registry of them.
 #[derive(Debug, Clone)]
 pub(crate) struct Cap {
     pub(crate) manager: Arc<ReplicaSessions>,
-    pub(crate) max: usize,
+    pub(crate) book: Arc<SessionBook>,
+    pub(crate) sessions: Arc<Sessions>,
 }
 
-/// Refuse a new session (no `Mcp-Session-Id`) while `max` sessions are open.
+/// Admit a new session for the request's client, or mark a request of an open session busy
+/// until its response ends (see the module docs).
 pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) -> Response {
-    let opens_a_session = !request
+    if let Some(id) = request
         .headers()
-        .contains_key(crate::express::sessions::SESSION_HEADER)
-        && request.method() == axum::http::Method::POST;
-    if opens_a_session && cap.manager.open().await >= cap.max {
-        tracing::warn!(
-            "refused a new HTTP session: {} are open (--max-sessions)",
-            cap.max
-        );
-        let mut response = (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "too many sessions: pegboard holds at most {} at once (--max-sessions); retry later\n",
-                cap.max
-            ),
-        )
-            .into_response();
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from_static(RETRY_AFTER_SECS),
-        );
-        return response;
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+    {
+        let busy = cap.book.begin(id);
+        let response = next.run(request).await;
+        return match busy {
+            Some(busy) => held(response, busy),
+            None => response,
+        };
     }
-    next.run(request).await
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    // The guard before this layer put the request's client in (see `http::admit`).
+    let fallback;
+    let client = match request.extensions().get::<Arc<Client>>() {
+        Some(client) => client,
+        None => {
+            fallback = Arc::new(Client::unrestricted(DEFAULT_CLIENT, usize::MAX));
+            &fallback
+        }
+    };
+    let reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
+        Ok(reservation) => reservation,
+        Err(refused) => return refuse(&refused),
+    };
+    if let Some(evicted) = reservation.evicted() {
+        tracing::info!(
+            client = client.name(),
+            "closing the idle HTTP session {} of client `{}`, used least recently, to make room \
+             for a new one (maxSessions / --max-sessions)",
+            evicted.id,
+            evicted.client
+        );
+        cap.sessions.end(&evicted.id);
+        let id: rmcp::transport::streamable_http_server::session::SessionId =
+            Arc::clone(&evicted.id);
+        if let Err(e) = cap.manager.close_session(&id).await {
+            tracing::debug!("closing session {id}: {e}");
+        }
+    }
+    let response = next.run(request).await;
+    match response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+    {
+        Some(id) => reservation.confirm(id),
+        // No session was opened (an error, a stateless answer): the place is freed.
+        None => drop(reservation),
+    }
+    response
+}
+
+/// The answer to a new session refused by `limit`: 429 for the client's own limit, 503 for the
+/// gateway's, with `Retry-After`.
+fn refuse(limit: &LimitError) -> Response {
+    tracing::warn!("refused a new HTTP session: {limit}");
+    let status = match limit {
+        LimitError::ClientSessions { .. } => StatusCode::TOO_MANY_REQUESTS,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    let mut response = (status, format!("{limit}\n")).into_response();
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECS),
+    );
+    response
+}
+
+/// `response` with its body holding `busy` until it ends (an event stream may last the call, or
+/// the session's life for its `GET` stream).
+fn held(response: Response, busy: SessionActivity) -> Response {
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, Body::new(Held { body, _busy: busy }))
+}
+
+/// A body that keeps its session busy while it is sent.
+struct Held {
+    body: Body,
+    _busy: SessionActivity,
+}
+
+impl http_body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }

@@ -1,6 +1,7 @@
 //! The two meta-tools: their definitions (which tell the model how to use them and what the
 //! board holds) and the handling of `search_tools`' and `call_tool`'s arguments.
 
+use crate::identity::Client;
 use std::sync::Arc;
 
 use pegboard::{PegBoard, ToolMatch, search::MAX_LIMIT};
@@ -86,6 +87,7 @@ pub(crate) fn call_tool(name: &str, search_name: &str) -> Tool {
 pub(crate) fn search(
     board: &PegBoard,
     arguments: Option<&JsonObject>,
+    client: &Client,
 ) -> Result<CallToolResult, ErrorData> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
@@ -106,8 +108,11 @@ pub(crate) fn search(
             .map_or(1, |n| usize::try_from(n).unwrap_or(MAX_LIMIT)),
         Some(_) => return Err(invalid("`limit` must be a whole number from 1 to 100")),
     };
-    let found = board.search_tools(query, limit);
-    let tools: Vec<Value> = found.iter().map(found_tool).collect();
+    let tools: Vec<Value> = client
+        .search_tools(board, query, limit)
+        .iter()
+        .map(found_tool)
+        .collect();
     Ok(CallToolResult::structured(json!({ "tools": tools })))
 }
 

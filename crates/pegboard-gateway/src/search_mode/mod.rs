@@ -14,28 +14,22 @@
 //! - If the board already has a tool named `search_tools` or `call_tool` at startup, the
 //!   meta-tool is named `pegboard_search_tools` / `pegboard_call_tool` instead (logged).
 //!
-//! ```
-//! use pegboard_gateway::search_mode::{SearchMode, SearchSettings, ToolSearch};
-//! let board = pegboard::PegBoard::new();
-//! let mode = SearchMode::new(board, SearchSettings::default().with_mode(ToolSearch::On));
-//! assert_eq!(mode.names(), ("search_tools", "call_tool"));
-//! let listed = mode.list().unwrap();
-//! assert_eq!(listed[0].name, "search_tools");
-//! ```
+//! Turned on by the config's `toolSearch` or `--tool-search` ([`crate::config::SearchSettings`]),
+//! or by [`crate::BoardServer::with_tool_search`].
 
 mod meta;
-mod settings;
 #[cfg(test)]
 mod tests;
 
 use pegboard::PegBoard;
+
+use crate::identity::Client;
 use rmcp::{
     ErrorData,
     model::{CallToolRequestParams, CallToolResult, Tool},
 };
 
-pub use meta::DEFAULT_LIMIT;
-pub use settings::{DEFAULT_THRESHOLD, SearchSettings, ToolSearch};
+pub use crate::config::tool_search::{SearchSettings, ToolSearch};
 
 /// The meta-tools' names, unless the board already uses them.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -89,18 +83,9 @@ impl SearchMode {
         }
     }
 
-    /// The names of `search_tools` and `call_tool` on this board.
-    pub fn names(&self) -> (&str, &str) {
-        (&self.search_name, &self.call_name)
-    }
-
-    /// The settings.
-    pub fn settings(&self) -> &SearchSettings {
-        &self.settings
-    }
-
-    /// What `tools/list` returns in search mode, or `None` when it is off for this board now.
-    pub fn list(&self) -> Option<Vec<Tool>> {
+    /// What `tools/list` returns in search mode to `client`, or `None` when it is off for this
+    /// board now.
+    pub fn list(&self, client: &Client) -> Option<Vec<Tool>> {
         let count = self.board.tool_count();
         if !self.settings.active(count) {
             return None;
@@ -114,6 +99,7 @@ impl SearchMode {
             self.settings
                 .pinned
                 .iter()
+                .filter(|name| client.sees_everything() || client.may_see_tool(name))
                 .filter_map(|name| self.board.get_tool(name))
                 .map(|tool| tool.to_rmcp()),
         );
@@ -133,17 +119,22 @@ impl SearchMode {
         }
     }
 
-    /// Handle a `tools/call`: a meta-tool is answered or unwrapped, any other call goes on.
-    pub fn intercept(&self, request: CallToolRequestParams) -> Intercept {
+    /// Handle a `tools/call` of `client`: a meta-tool is answered (with what the client may
+    /// see) or unwrapped, any other call goes on.
+    pub fn intercept(&self, request: CallToolRequestParams, client: &Client) -> Intercept {
         if request.name == self.search_name {
-            return Intercept::Answer(meta::search(&self.board, request.arguments.as_ref()));
+            return Intercept::Answer(meta::search(
+                &self.board,
+                request.arguments.as_ref(),
+                client,
+            ));
         }
         if request.name != self.call_name {
             return Intercept::Call(request);
         }
         match meta::unwrap_call(&request) {
             Ok(inner) if inner.name == self.search_name => {
-                Intercept::Answer(meta::search(&self.board, inner.arguments.as_ref()))
+                Intercept::Answer(meta::search(&self.board, inner.arguments.as_ref(), client))
             }
             Ok(inner) if inner.name == self.call_name => Intercept::Answer(Err(
                 ErrorData::invalid_params(format!("`{}` cannot call itself", self.call_name), None),
@@ -155,9 +146,13 @@ impl SearchMode {
 }
 
 /// [`SearchMode::intercept`] when search mode is configured, else the call as it came.
-pub fn intercept(mode: Option<&SearchMode>, request: CallToolRequestParams) -> Intercept {
+pub fn intercept(
+    mode: Option<&SearchMode>,
+    request: CallToolRequestParams,
+    client: &Client,
+) -> Intercept {
     match mode {
-        Some(mode) => mode.intercept(request),
+        Some(mode) => mode.intercept(request, client),
         None => Intercept::Call(request),
     }
 }

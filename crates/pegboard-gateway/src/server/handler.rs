@@ -1,26 +1,31 @@
 //! [`BoardServer`] as rmcp's [`ServerHandler`]: each MCP request to the board's answer.
-// Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
-// which the gateway relays.
-#![allow(deprecated)]
 
 use std::borrow::Cow;
 
+#[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
 use rmcp::{
     ErrorData, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-        CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
-        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, PromptsCapability, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ResourcesCapability, ResultType, ServerCapabilities, ServerConfig,
-        SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-        UnsubscribeRequestParams,
+        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+        DiscoverResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        PromptsCapability, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+        ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext},
 };
 
-use super::{BoardServer, feed, no_session, to_response};
-use crate::{catalog, forward};
+use super::{BoardServer, catalog, feed, no_session};
+use std::sync::Arc;
+
+use crate::{
+    call::pipeline,
+    identity::Client,
+    protocol::headers::SESSION_HEADER,
+    session::lists::Lists,
+    upstream::{Hub, sides::ListKind},
+};
 
 impl ServerHandler for BoardServer {
     fn get_info(&self) -> ServerConfig {
@@ -66,7 +71,7 @@ impl ServerHandler for BoardServer {
             .filter_map(|(peer, extension)| {
                 let learnt = extension
                     .as_ref()
-                    .and_then(|e| e.get::<crate::upstream::Hub>())
+                    .and_then(|e| e.get::<Hub>())
                     .and_then(|hub| hub.newest_version().cloned());
                 learnt.or_else(|| peer.peer_info().map(|info| info.protocol_version.clone()))
             })
@@ -78,7 +83,7 @@ impl ServerHandler for BoardServer {
     }
 
     /// `server/discover` (2026-07-28): its `supportedVersions` decide the client's lifecycle, and
-    /// come from the servers; give them `--wait` to join (see [`crate::startup`]).
+    /// come from the servers; give them `--wait` to join (`session/startup.rs`).
     async fn discover(
         &self,
         _context: RequestContext<RoleServer>,
@@ -93,13 +98,22 @@ impl ServerHandler for BoardServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.startup.wait().await;
-        let listed = self.search.as_ref().and_then(|mode| mode.list());
-        Ok(ListToolsResult::with_all_items(
-            listed.unwrap_or_else(|| self.board.mcp_tools()),
-        ))
+        let client = self.client_of(&context);
+        self.told.tools_answered(client);
+        let listed = self.search.as_ref().and_then(|mode| mode.list(client));
+        let tools = listed.unwrap_or_else(|| {
+            let mut tools = self.board.mcp_tools();
+            if !client.sees_everything() {
+                client
+                    .view(&self.board)
+                    .retain_tools(&mut tools, |t| &t.name);
+            }
+            tools
+        });
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -113,44 +127,26 @@ impl ServerHandler for BoardServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.startup.wait_for_tool(&self.board, &request.name).await;
-        let request = match crate::search_mode::intercept(self.search.as_ref(), request) {
+        let client = self.client_of(&context);
+        let request = match crate::search_mode::intercept(self.search.as_ref(), request, client) {
             crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),
             crate::search_mode::Intercept::Call(request) => request,
         };
-        let mut request = request;
-        let name = std::mem::take(&mut request.name);
-        let session = (!self.stateless).then_some(&*self.session);
-        match forward::call_tool(&self.board, &name, request, &context, session).await {
-            Ok(CallToolResponse::Complete(mut result)) => {
-                // The upstream answered on its own connection, maybe of an older protocol
-                // generation (no `resultType`); a 2026-07-28 client requires the field. rmcp
-                // strips it again for legacy clients.
-                result.result_type = Some(ResultType::COMPLETE);
-                Ok(result.into())
-            }
-            // `input_required` for a 2026-07-28 client, as the server sent it: the retry names
-            // the same tool, so it reaches the same server with its answers and state.
-            Ok(other) => Ok(other),
-            Err(forward::Failure::Board(error)) => to_response(&name, error),
-            // The guard in `forward` has told the upstream.
-            Err(forward::Failure::Cancelled) => Err(ErrorData::internal_error(
-                "request cancelled by the client",
-                None,
-            )),
-            // Like a server that failed: the model reads why, and may try again.
-            Err(forward::Failure::Open(why) | forward::Failure::Unanswered(why)) => {
-                Ok(CallToolResult::error(vec![ContentBlock::text(why)]).into())
-            }
-        }
+        pipeline::call_tool(&self.board, request, &context, &self.caller(&context)).await
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         self.startup.wait().await;
-        Ok(catalog::list_prompts(&self.board).await)
+        let client = self.client_of(&context);
+        self.told.answering(ListKind::Prompts, client);
+        let listed = catalog::list_prompts(&self.board, client).await;
+        self.told
+            .prompts_answered(listed.prompts.iter().map(|p| p.name.as_str()));
+        Ok(listed)
     }
 
     async fn get_prompt(
@@ -160,25 +156,29 @@ impl ServerHandler for BoardServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         // A session's first request may name a prompt of a server still starting.
         self.startup.wait().await;
-        catalog::get_prompt(&self.board, request, &context, !self.stateless).await
+        catalog::get_prompt(&self.board, request, &context, &self.caller(&context)).await
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         self.startup.wait().await;
-        Ok(catalog::list_resources(&self.board).await)
+        let client = self.client_of(&context);
+        self.told.answering(ListKind::Resources, client);
+        Ok(catalog::list_resources(&self.board, client).await)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.startup.wait().await;
-        Ok(catalog::list_resource_templates(&self.board).await)
+        let client = self.client_of(&context);
+        self.told.answering(ListKind::Resources, client);
+        Ok(catalog::list_resource_templates(&self.board, client).await)
     }
 
     async fn read_resource(
@@ -187,21 +187,19 @@ impl ServerHandler for BoardServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.startup.wait().await;
-        catalog::read_resource(&self.board, request, &context, !self.stateless).await
+        catalog::read_resource(&self.board, request, &context, &self.caller(&context)).await
     }
 
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if self.stateless {
             return Err(no_session("a resource subscription"));
         }
         self.startup.wait().await;
-        let target = self
-            .board
-            .resource_target(&request.uri)
+        let target = catalog::resource_target(&self.board, self.client_of(&context), &request.uri)
             .map_err(catalog::to_error)?;
         self.relay
             .subscriptions()
@@ -232,12 +230,13 @@ impl ServerHandler for BoardServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.startup.wait().await;
-        catalog::complete(&self.board, request).await
+        catalog::complete(&self.board, request, &context, &self.caller(&context)).await
     }
 
+    #[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
@@ -261,16 +260,36 @@ impl ServerHandler for BoardServer {
         let http_session = (!self.stateless)
             .then(|| context.extensions.get::<axum::http::request::Parts>())
             .flatten()
-            .and_then(|parts| parts.headers.get(crate::express::sessions::SESSION_HEADER))
+            .and_then(|parts| parts.headers.get(SESSION_HEADER))
             .and_then(|id| id.to_str().ok())
             .map(str::to_string);
         let peer = context.peer;
-        if let Some(id) = &http_session {
-            self.relay.express_sessions().add(id, peer.clone());
-        }
-        self.session.start(&self.board, peer.clone());
+        let client = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Client>>())
+            .map_or_else(|| Arc::clone(&self.client), Arc::clone);
         let offers = self.session.offers(&self.board, !self.startup.is_settled());
-        feed::follow(&self.board, &self.relay, peer, offers, http_session);
+        self.told.start(&client, offers);
+        if let Some(id) = &http_session {
+            self.relay.express_sessions().add(
+                id,
+                peer.clone(),
+                client,
+                self.session.ended().clone(),
+                self.lists(),
+            );
+        }
+        let telemetry = self.hooks.telemetry.as_deref();
+        self.session
+            .start(&self.board, peer.clone(), self.lists(), telemetry);
+        feed::follow(
+            &self.board,
+            &self.relay,
+            peer,
+            Arc::clone(&self.told),
+            http_session,
+        );
     }
 
     fn accepted_subscription_filter(
@@ -286,6 +305,8 @@ impl ServerHandler for BoardServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        feed::listen(&self.board, &self.relay, context).await
+        let client = Arc::clone(self.client_of(context.request_context()));
+        let offers = self.session.offers(&self.board, !self.startup.is_settled());
+        feed::listen(&self.board, &self.relay, context, &client, offers).await
     }
 }

@@ -1,7 +1,7 @@
-//! [`BoardServer`]: a [`PegBoard`] served as one MCP server (feature `server`).
+//! [`BoardServer`]: a [`PegBoard`] served as one MCP server.
 //!
 //! `tools/list` answers from the board's snapshot, `tools/call` is forwarded upstream with its
-//! progress, cancellation and server-to-client requests (see `forward.rs`), logging is relayed
+//! progress, cancellation and server-to-client requests (the one call pipeline, `crate::call`), logging is relayed
 //! both ways, and every downstream client is sent `notifications/tools/list_changed` when the
 //! board changes. Each downstream session gets its own [`BoardServer::session`].
 //! Serve it over any rmcp transport: stdio, or streamable HTTP inside your own axum app.
@@ -11,27 +11,31 @@
 //! use rmcp::ServiceExt;
 //! let board = pegboard::PegBoard::new();
 //! // ... add services ...
-//! let server = pegboard_gateway::server::BoardServer::new(board).serve(rmcp::transport::stdio()).await?;
+//! let server = pegboard_gateway::BoardServer::new(board).serve(rmcp::transport::stdio()).await?;
 //! server.waiting().await?;
 //! # Ok(()) }
 //! ```
 
 use std::sync::Arc;
 
-use rmcp::{
-    ErrorData,
-    model::{CallToolResponse, CallToolResult, ContentBlock, Implementation},
+use rmcp::{ErrorData, model::Implementation};
+
+use pegboard::PegBoard;
+
+use rmcp::{RoleServer, service::RequestContext};
+
+use crate::{
+    call::{caller::Caller, hooks::Hooks, parked::Bridges},
+    identity::{Client, DEFAULT_CLIENT},
+    protocol::headers::SESSION_HEADER,
+    session::{downstream::Session, lists::Lists, relay::Relay, startup::Startup},
+    telemetry::Transport,
 };
-use serde_json::json;
 
-use pegboard::{PegBoard, PegBoardError};
-
-use crate::{downstream::Session, relay::Relay};
-
+pub(crate) mod catalog;
 mod feed;
 mod handler;
-
-pub use pegboard::export::NAMESPACE_META_KEY;
+mod visible;
 
 /// A [`PegBoard`] as an rmcp [`ServerHandler`](rmcp::ServerHandler). Clones are cheap and share the board.
 #[derive(Clone)]
@@ -41,10 +45,19 @@ pub struct BoardServer {
     instructions: Option<String>,
     relay: Arc<Relay>,
     session: Arc<Session>,
+    /// What the session was last answered of its lists (what it is told when they change).
+    told: Arc<feed::Told>,
+    /// 2026-07-28 clients' bridged calls between rounds, shared by every session.
+    bridges: Bridges,
     stateless: bool,
     search: Option<crate::search_mode::SearchMode>,
-    startup: crate::startup::Startup,
+    startup: Startup,
     express: bool,
+    /// What the gateway records of calls (telemetry, audit), shared by every session.
+    hooks: Hooks,
+    /// The client of requests that carry none of their own (stdio: `--client`, else the
+    /// unrestricted `default`); over HTTP each request's authenticated client.
+    client: Arc<Client>,
 }
 
 impl BoardServer {
@@ -53,15 +66,19 @@ impl BoardServer {
         let relay = Relay::new();
         let session = Session::new(&relay);
         Self {
+            told: feed::Told::new(board.clone()),
             board,
             info: Implementation::new("pegboard", env!("CARGO_PKG_VERSION")),
             instructions: None,
             relay,
             session,
+            bridges: Bridges::default(),
             stateless: false,
             search: None,
-            startup: crate::startup::Startup::default(),
+            startup: Startup::default(),
             express: true,
+            hooks: Hooks::default(),
+            client: Arc::new(Client::unrestricted(DEFAULT_CLIENT, usize::MAX)),
         }
     }
 
@@ -71,6 +88,7 @@ impl BoardServer {
     pub fn session(&self) -> Self {
         Self {
             session: Session::new(&self.relay),
+            told: feed::Told::new(self.board.clone()),
             ..self.clone()
         }
     }
@@ -83,9 +101,70 @@ impl BoardServer {
         self
     }
 
-    /// The gateway's downstream sessions, for the upstream hubs (see [`crate::upstream::Hub::attach`]).
-    pub fn relay(&self) -> &Arc<Relay> {
+    /// The gateway's downstream sessions.
+    pub(crate) fn relay(&self) -> &Arc<Relay> {
         &self.relay
+    }
+
+    /// The caller of a request of this session, for the call pipeline: its client is the one
+    /// the HTTP front authenticated it as, else this server's.
+    pub(crate) fn caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Caller<'a> {
+        let session = (!self.stateless).then_some(&*self.session);
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        Caller {
+            session: session.map(|s| s as &dyn crate::call::caller::OwnConnections),
+            ended: session.map(|s| s.ended()),
+            bridges: &self.bridges,
+            client: self.client_of(context),
+            hooks: &self.hooks,
+            session_id: parts
+                .and_then(|p| p.headers.get(SESSION_HEADER))
+                .and_then(|id| id.to_str().ok()),
+            transport: match parts {
+                Some(_) => Transport::Tcp,
+                None => Transport::Pipe,
+            },
+        }
+    }
+
+    /// The client of a request: the HTTP front's (in the request's extensions), else this
+    /// server's.
+    pub(crate) fn client_of<'a>(
+        &'a self,
+        context: &'a RequestContext<RoleServer>,
+    ) -> &'a Arc<Client> {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Client>>())
+            .unwrap_or(&self.client)
+    }
+
+    /// Record calls with `hooks`.
+    pub(crate) fn with_hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Serve requests that carry no client of their own (stdio) as `client`.
+    pub(crate) fn with_client(mut self, client: Arc<Client>) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// What this session was last answered of its lists (the express lane answers too).
+    pub(crate) fn lists(&self) -> Arc<dyn Lists> {
+        Arc::clone(&self.told) as Arc<dyn Lists>
+    }
+
+    /// The client of requests that carry none of their own.
+    pub(crate) fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    /// What the gateway records of calls.
+    pub(crate) fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// Present another server name and version to clients.
@@ -102,7 +181,7 @@ impl BoardServer {
         self
     }
 
-    /// Serve in search mode per `settings` (see [`crate::search_mode`]); off does nothing.
+    /// Serve in search mode per `settings` (`search_tools` and `call_tool` in place of the board's tools); off does nothing.
     #[must_use]
     pub fn with_tool_search(mut self, settings: crate::search_mode::SearchSettings) -> Self {
         self.search = (settings.mode != crate::search_mode::ToolSearch::Off)
@@ -111,15 +190,15 @@ impl BoardServer {
     }
 
     /// Serve while servers are still starting: the lists, `server/discover` and calls of tools not
-    /// on the board yet wait for `startup` (see [`crate::startup`]). Without it nothing waits.
+    /// on the board yet wait for `startup` (`session/startup.rs`). Without it nothing waits.
     #[must_use]
-    pub fn with_startup(mut self, startup: crate::startup::Startup) -> Self {
+    pub(crate) fn with_startup(mut self, startup: Startup) -> Self {
         self.startup = startup;
         self
     }
 
     /// Whether plain `tools/call` and `tools/list` may take the express lane (on by default; see
-    /// [`crate::express`]). Off, every request goes through rmcp.
+    /// docs/gateway.md). Off, every request goes through rmcp.
     #[must_use]
     pub fn with_express(mut self, on: bool) -> Self {
         self.express = on;
@@ -131,36 +210,19 @@ impl BoardServer {
         self.express && self.search.is_none()
     }
 
+    /// Cancelled when this handler's session ends.
+    pub(crate) fn session_ended(&self) -> &tokio_util::sync::CancellationToken {
+        self.session.ended()
+    }
+
     /// What the lists wait for while servers are still starting.
-    pub(crate) fn startup(&self) -> &crate::startup::Startup {
+    pub(crate) fn startup(&self) -> &Startup {
         &self.startup
     }
 
     /// The board served.
     pub fn board(&self) -> &PegBoard {
         &self.board
-    }
-}
-
-/// Board errors as MCP answers: a bad request is a protocol error; a tool that could not be
-/// reached is a tool result with `isError`, so the LLM reads why and can carry on.
-fn to_response(tool: &str, error: PegBoardError) -> Result<CallToolResponse, ErrorData> {
-    board_error(tool, error).map(Into::into)
-}
-
-/// [`to_response`]'s answer as a plain result (the express lane builds its own message).
-pub(crate) fn board_error(tool: &str, error: PegBoardError) -> Result<CallToolResult, ErrorData> {
-    match error {
-        PegBoardError::ToolNotFound { .. } | PegBoardError::InvalidArguments { .. } => Err(
-            ErrorData::invalid_params(error.to_string(), Some(json!({ "tool": tool }))),
-        ),
-        PegBoardError::ServiceError {
-            source: rmcp::ServiceError::McpError(upstream),
-            ..
-        } => Err(upstream),
-        other => Ok(CallToolResult::error(vec![ContentBlock::text(
-            other.to_string(),
-        )])),
     }
 }
 

@@ -17,9 +17,9 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use std::sync::Arc;
 
-use super::limit::LimitedLines;
-use crate::express::lane::Lane;
-use crate::express::writer::{self, SharedWriter};
+use super::lane::Lane;
+use crate::io::limit::LimitedLines;
+use crate::io::writer::{self, SharedWriter};
 
 /// How long a child may take to exit after stdin closes, then after SIGTERM (as rmcp does).
 const EXIT_WAIT: Duration = Duration::from_secs(3);
@@ -28,7 +28,7 @@ const EXIT_WAIT: Duration = Duration::from_secs(3);
 const RMCP_CAP_SLACK: usize = 64 * 1024;
 
 /// A started stdio server, as an rmcp client transport.
-pub struct ChildTransport {
+pub(crate) struct ChildTransport {
     io: AsyncRwTransport<RoleClient, LimitedLines<ChildStdout>, SharedWriter<ChildStdin>>,
     child: Option<Child>,
     lane: Arc<Lane>,
@@ -43,14 +43,15 @@ impl std::fmt::Debug for ChildTransport {
 }
 
 /// Start `cmd` with piped stdio; messages on its stdout over `max_message` bytes are replaced by
-/// errors naming `server` (see [`LimitedLines`]). Returns the transport and the child's stderr.
+/// errors naming `server` (see [`LimitedLines`]); the others are shown to `tap`. Returns the transport and the child's stderr.
 ///
 /// # Errors
 /// The program could not be started.
-pub fn spawn(
+pub(crate) fn spawn(
     mut cmd: Command,
     max_message: usize,
     server: &str,
+    tap: pegboard::ToolListTap,
 ) -> std::io::Result<(ChildTransport, ChildStderr)> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -62,11 +63,12 @@ pub fn spawn(
     else {
         return Err(std::io::Error::other("the child's stdio was not piped"));
     };
-    crate::express::pipe::widen(&stdout);
+    crate::io::pipe::widen(&stdout);
     let (stdin, lane_stdin) = writer::share(stdin);
     let lane = Arc::new(Lane::new(lane_stdin));
     let stdout = LimitedLines::new(stdout, max_message, server)
-        .with_divert(Arc::clone(&lane) as Arc<dyn super::limit::Divert>);
+        .with_divert(Arc::clone(&lane) as Arc<dyn crate::io::limit::Divert>)
+        .with_tap(tap);
     let io = AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(max_message.saturating_add(RMCP_CAP_SLACK));
     Ok((
@@ -80,8 +82,8 @@ pub fn spawn(
 }
 
 impl ChildTransport {
-    /// The connection's express lane (see [`crate::express`]).
-    pub fn lane(&self) -> Arc<Lane> {
+    /// The connection's express lane (see [`super::lane`]).
+    pub(crate) fn lane(&self) -> Arc<Lane> {
         Arc::clone(&self.lane)
     }
 
@@ -159,7 +161,7 @@ mod tests {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(format!("cat > /dev/null; echo eof > '{}'", done.display()));
-        let (mut transport, _stderr) = spawn(cmd, 1024, "eof")?;
+        let (mut transport, _stderr) = spawn(cmd, 1024, "eof", pegboard::ToolListTap::new())?;
         let lane = transport.lane();
         Transport::close(&mut transport).await?;
         assert_eq!(std::fs::read_to_string(&done)?, "eof\n");
@@ -172,7 +174,7 @@ mod tests {
         // `sleep` never reads stdin: only the SIGTERM after the first wait ends it.
         let mut cmd = Command::new("sleep");
         cmd.arg("30");
-        let (mut transport, _stderr) = spawn(cmd, 1024, "sleepy")?;
+        let (mut transport, _stderr) = spawn(cmd, 1024, "sleepy", pegboard::ToolListTap::new())?;
         let pid = transport.child.as_ref().and_then(Child::id);
         assert!(pid.is_some());
         Transport::close(&mut transport).await?;

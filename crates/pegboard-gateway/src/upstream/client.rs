@@ -2,30 +2,28 @@
 //! what the gateway can relay (sampling, elicitation form and url, roots with listChanged) and
 //! relays it: server-to-client requests (progress: see [`super::ProgressTap`]) to the session whose call caused them, log
 //! messages to every session (PASSTHROUGH.md §1.1, §2, §5, §6).
-// Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
-// which the gateway relays.
-#![allow(deprecated)]
 
 use std::sync::Arc;
 
 use pegboard::client::WatchingClient;
+#[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServiceError,
+    ClientHandler, ErrorData, RoleClient,
     model::{
         ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest,
         CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
-        ElicitResult, ElicitationCapability, FormElicitationCapability, GetExtensions,
-        Implementation, InputRequest, ListRootsResult, LoggingMessageNotificationParam,
-        ResourceUpdatedNotificationParam, RootsCapabilities, SamplingCapability, ServerRequest,
-        UrlElicitationCapability,
+        ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation,
+        ListRootsResult, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+        RootsCapabilities, SamplingCapability, ServerRequest, UrlElicitationCapability,
     },
-    service::{InboundStreamOrigin, NotificationContext, OriginatingRequestId, RequestContext},
+    service::{InboundStreamOrigin, NotificationContext, RequestContext},
 };
 
-use serde_json::Value;
-
-use super::{Flight, Hub};
-use crate::relay::ListKind;
+use super::{
+    flights::Flight,
+    hub::Hub,
+    sides::{Declared, ListKind},
+};
 
 /// The gateway's rmcp [`ClientHandler`] for one upstream server.
 #[derive(Clone, Debug)]
@@ -79,53 +77,60 @@ impl UpstreamClient {
     ) -> Result<Arc<Flight>, ErrorData> {
         let flights = self.hub.flights();
         let ns = self.hub.namespace();
-        let can = |f: &Flight| {
-            f.can_ask
-                && match &f.bridge {
-                    // A 2026-07-28 client declares its capabilities per request: checked when
-                    // the request reaches its call (`bridge.rs`).
-                    Some(_) => true,
-                    None => f
-                        .ds_peer
-                        .peer_info()
-                        .is_some_and(|info| capable(&info.capabilities)),
-                }
+        let can = |declared: &Declared| match declared {
+            Declared::Capabilities(caps) => capable(caps),
+            // Checked when the request reaches its call (`call/bridge.rs`).
+            Declared::PerRequest => true,
+            Declared::Modern | Declared::NoSession => false,
+        };
+        let stateless = || {
+            not_found(format!(
+                "pegboard --stateless has no session to ask its client ({method})"
+            ))
+        };
+        let undeclared = || {
+            not_found(format!(
+                "the client calling through pegboard did not declare support for {method}"
+            ))
         };
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             context.extensions.get::<InboundStreamOrigin>()
             && let Some(flight) = flights.by_id(id)
         {
-            if !flight.can_ask {
-                return Err(not_found(format!(
-                    "pegboard --stateless has no session to ask its client ({method})"
-                )));
-            }
-            return if can(&flight) {
-                Ok(flight)
-            } else {
-                Err(not_found(format!(
-                    "the client calling through pegboard did not declare support for {method}"
-                )))
+            return match flight.declared() {
+                Declared::NoSession => Err(stateless()),
+                declared if can(&declared) => Ok(flight),
+                _ => Err(undeclared()),
             };
         }
-        let in_flight = flights.matching(|_| true);
+        let in_flight: Vec<(Arc<Flight>, Declared)> = flights
+            .matching(|_| true)
+            .into_iter()
+            .map(|flight| {
+                let declared = flight.declared();
+                (flight, declared)
+            })
+            .collect();
         if in_flight.is_empty() {
             return Err(ErrorData::invalid_request(
                 format!("pegboard: no client call is in flight on '{ns}' to answer {method}"),
                 None,
             ));
         }
-        if in_flight.iter().all(|f| !f.can_ask) {
-            return Err(not_found(format!(
-                "pegboard --stateless has no session to ask its client ({method})"
-            )));
+        if in_flight
+            .iter()
+            .all(|(_, declared)| matches!(declared, Declared::NoSession))
+        {
+            return Err(stateless());
         }
-        // No legacy handshake: the session speaks 2026-07-28, where rmcp sends no
-        // server-to-client requests.
         let modern = in_flight
             .iter()
-            .any(|f| f.bridge.is_none() && f.ds_peer.peer_info().is_none());
-        let mut candidates: Vec<_> = in_flight.into_iter().filter(|f| can(f)).collect();
+            .any(|(_, declared)| matches!(declared, Declared::Modern));
+        let mut candidates: Vec<_> = in_flight
+            .into_iter()
+            .filter(|(_, declared)| can(declared))
+            .map(|(flight, _)| flight)
+            .collect();
         match candidates.len() {
             1 => Ok(candidates.remove(0)),
             0 if modern => Err(not_found(format!(
@@ -133,9 +138,7 @@ impl UpstreamClient {
                  mid-call, and this call has no input_required bridge (only tools/call has \
                  one); connect with protocol 2025-11-25"
             ))),
-            0 => Err(not_found(format!(
-                "the client calling through pegboard did not declare support for {method}"
-            ))),
+            0 => Err(undeclared()),
             n => Err(ErrorData::invalid_request(
                 format!(
                     "pegboard: {n} client calls are in flight on '{ns}'; cannot tell which client should \
@@ -148,31 +151,6 @@ impl UpstreamClient {
     }
 }
 
-/// Send `request` to the flight's session, tied to the downstream call that caused it.
-async fn ask(flight: &Flight, mut request: ServerRequest) -> Result<ClientResult, ErrorData> {
-    // From a spawned task: the serve loop's task-local origin is the *upstream's* request id,
-    // and rmcp would stamp it over ours (PASSTHROUGH.md §6).
-    request
-        .extensions_mut()
-        .insert(OriginatingRequestId(flight.ds_id.clone()));
-    let peer = flight.ds_peer.clone();
-    let reply = tokio::spawn(async move { peer.send_request(request).await })
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("pegboard relay task failed: {e}"), None))?;
-    reply.map_err(client_error)
-}
-
-/// Why a request to a downstream client got no result, as the error to pass on.
-pub(crate) fn client_error(error: ServiceError) -> ErrorData {
-    match error {
-        ServiceError::McpError(error) => error,
-        other => ErrorData::internal_error(
-            format!("pegboard could not reach the client: {other}"),
-            None,
-        ),
-    }
-}
-
 /// Whether a client that declared `elicitation` accepts a request of this mode (`url`, else
 /// form): one that declares no modes supports form only.
 pub(crate) fn can_elicit(elicitation: &ElicitationCapability, url: bool) -> bool {
@@ -181,20 +159,6 @@ pub(crate) fn can_elicit(elicitation: &ElicitationCapability, url: bool) -> bool
     } else {
         elicitation.url.is_none() || elicitation.form.is_some()
     }
-}
-
-/// A 2026-07-28 client's answer (the result's JSON, as `inputResponses` carry it) as the result
-/// the server asked for.
-fn from_answer<T: serde::de::DeserializeOwned>(
-    answer: Value,
-    method: &str,
-) -> Result<T, ErrorData> {
-    serde_json::from_value(answer).map_err(|e| {
-        ErrorData::invalid_params(
-            format!("the client's answer to {method} is not a {method} result: {e}"),
-            None,
-        )
-    })
 }
 
 fn not_found(message: String) -> ErrorData {
@@ -222,7 +186,7 @@ impl ClientHandler for UpstreamClient {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(relay) = self.hub.relay() {
+        if let Some(relay) = self.hub.downstream() {
             relay
                 .resource_updated(self.hub.board_namespace(), &params.uri)
                 .await;
@@ -230,27 +194,33 @@ impl ClientHandler for UpstreamClient {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(relay) = self.hub.relay() {
-            relay.list_changed(ListKind::Resources).await;
+        if let Some(relay) = self.hub.downstream() {
+            relay
+                .list_changed(self.hub.board_namespace(), ListKind::Resources)
+                .await;
         }
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(relay) = self.hub.relay() {
-            relay.list_changed(ListKind::Prompts).await;
+        if let Some(relay) = self.hub.downstream() {
+            relay
+                .list_changed(self.hub.board_namespace(), ListKind::Prompts)
+                .await;
         }
     }
 
+    #[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(relay) = self.hub.relay() {
+        if let Some(relay) = self.hub.downstream() {
             relay.broadcast_log(self.hub.namespace(), params).await;
         }
     }
 
+    #[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
@@ -258,12 +228,8 @@ impl ClientHandler for UpstreamClient {
     ) -> Result<CreateMessageResult, ErrorData> {
         const METHOD: &str = "sampling/createMessage";
         let flight = self.pick(&context, METHOD, |c| c.sampling.is_some())?;
-        if let Some(inlet) = &flight.bridge {
-            let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
-            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
-        }
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
-        match ask(&flight, request).await? {
+        match flight.side().ask(request).await? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
             _ => Err(unexpected(METHOD)),
         }
@@ -279,24 +245,21 @@ impl ClientHandler for UpstreamClient {
         let flight = self.pick(&context, METHOD, |c| {
             c.elicitation.as_ref().is_some_and(|e| can_elicit(e, url))
         })?;
-        if let Some(inlet) = &flight.bridge {
-            let request = InputRequest::Elicitation(ElicitRequest::new(params));
-            return from_answer(inlet.ask(request, METHOD).await?, METHOD);
-        }
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
-        match ask(&flight, request).await? {
+        match flight.side().ask(request).await? {
             ClientResult::ElicitResult(result) => Ok(result),
             _ => Err(unexpected(METHOD)),
         }
     }
 
+    #[expect(deprecated, reason = "SEP-2577 legacy, live in 2025-11-25")]
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         // Servers ask at startup and after list_changed, with no call in flight: answer the
         // union of the sessions' roots, which the gateway keeps current.
-        let roots = self.hub.relay().map(|r| r.roots()).unwrap_or_default();
+        let roots = self.hub.downstream().map(|r| r.roots()).unwrap_or_default();
         Ok(ListRootsResult::new(roots))
     }
 }

@@ -2,10 +2,6 @@
 //!
 //! Upstream ids and tokens come from per-connection counters, so two downstream sessions that
 //! both use progress token `0` never meet here: each call is its own entry.
-// Logging, sampling and roots are deprecated by SEP-2577 (2026-07-28) but live in 2025-11-25,
-// which the gateway relays.
-#![allow(deprecated)]
-
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex, PoisonError},
@@ -15,70 +11,71 @@ use std::{
 use foldhash::fast::RandomState;
 
 use rmcp::{
-    Peer, RoleClient, RoleServer,
+    Peer, RoleClient,
     model::{CancelledNotificationParam, ProgressNotificationParam, ProgressToken, RequestId},
 };
 
+use super::sides::{CallSide, Declared};
+
 /// One downstream call being answered by the upstream.
 #[derive(Debug)]
-pub struct Flight {
-    /// The downstream session's connection.
-    pub ds_peer: Peer<RoleServer>,
-    /// The downstream request id (server-to-client requests are tied to it).
-    pub ds_id: RequestId,
-    /// The progress token the downstream asked with, if any.
-    pub ds_token: Option<ProgressToken>,
-    /// Whether the session can be asked anything (not in `--stateless` mode).
-    pub can_ask: bool,
-    /// A 2026-07-28 client's call on a server of an older protocol: the server's requests go
-    /// back to the client as `input_required` (see `bridge.rs`).
-    pub(crate) bridge: Option<crate::bridge::Inlet>,
-    /// The last progress value forwarded: notifications are handled on separate tasks, so a
-    /// late one must not go out after a newer one.
-    last_progress: Mutex<Option<f64>>,
+pub(crate) struct Flight {
+    /// Where the server's progress and requests during the call go.
+    side: Arc<dyn CallSide>,
+    /// The progress token the client asked with, if any (progress is passed on under it).
+    ds_token: Option<ProgressToken>,
+    /// Only increasing progress goes on (see [`ProgressGate`]).
+    gate: ProgressGate,
 }
 
 impl Flight {
-    /// A flight for the downstream request `ds_id` of `ds_peer`.
-    pub fn new(
-        ds_peer: Peer<RoleServer>,
-        ds_id: RequestId,
-        ds_token: Option<ProgressToken>,
-        can_ask: bool,
-    ) -> Self {
+    /// A flight whose client end is `side`, which asked for progress under `ds_token`.
+    pub(crate) fn new(side: Arc<dyn CallSide>, ds_token: Option<ProgressToken>) -> Self {
         Self {
-            ds_peer,
-            ds_id,
+            side,
             ds_token,
-            can_ask,
-            bridge: None,
-            last_progress: Mutex::new(None),
+            gate: ProgressGate::default(),
         }
     }
 
-    /// The server's requests during this call go through `inlet`.
-    pub(crate) fn bridged(mut self, inlet: crate::bridge::Inlet) -> Self {
-        self.bridge = Some(inlet);
-        self
+    /// The client end of the call.
+    pub(crate) fn side(&self) -> &Arc<dyn CallSide> {
+        &self.side
+    }
+
+    /// What the client of the call can be asked.
+    pub(crate) fn declared(&self) -> Declared {
+        self.side.declared()
     }
 
     /// Forward an upstream progress notification under the downstream's own token.
     pub(crate) async fn forward_progress(&self, mut progress: ProgressNotificationParam) {
         let Some(token) = &self.ds_token else { return };
-        {
-            let mut last = self
-                .last_progress
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if last.is_some_and(|l| progress.progress <= l) {
-                return;
-            }
-            *last = Some(progress.progress);
+        if !self.gate.admits(progress.progress) {
+            return;
         }
         progress.progress_token = token.clone();
-        if let Err(e) = self.ds_peer.notify_progress(progress).await {
-            tracing::debug!("could not forward progress downstream: {e}");
+        self.side.progress(progress).await;
+    }
+}
+
+/// The rule both call paths apply to a call's progress: a value passes only when it is greater
+/// than every one before it (the spec requires progress to increase; notifications may be
+/// handled on separate tasks, so a late one must not go out after a newer one).
+#[derive(Debug, Default)]
+pub(crate) struct ProgressGate {
+    last: Mutex<Option<f64>>,
+}
+
+impl ProgressGate {
+    /// Whether `value` goes on (and is from now on the value to beat).
+    pub(crate) fn admits(&self, value: f64) -> bool {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.is_some_and(|l| value <= l) || value.is_nan() {
+            return false;
         }
+        *last = Some(value);
+        true
     }
 }
 
@@ -94,7 +91,7 @@ struct Table {
 
 /// The in-flight table of one upstream connection.
 #[derive(Debug, Default)]
-pub struct Flights {
+pub(crate) struct Flights {
     table: Mutex<Table>,
 }
 
@@ -105,7 +102,7 @@ impl Flights {
 
     /// Record a call sent upstream as `up_id` with `up_token`; the guard removes it, and sends
     /// `notifications/cancelled` upstream unless [`FlightGuard::finish`] was called.
-    pub fn register(
+    pub(crate) fn register(
         &self,
         up_peer: &Peer<RoleClient>,
         up_id: RequestId,
@@ -136,19 +133,19 @@ impl Flights {
     }
 
     /// The pending call `key` was sent as `up_id` with `up_token`: as [`Flights::register`],
-    /// with a guard that owns `hub` (this table's), for a call whose waiting may move to a task
+    /// with a guard that owns `flights` (this table), for a call whose waiting may move to a task
     /// of its own.
     pub(crate) fn bind_owned(
-        hub: &Arc<super::Hub>,
+        flights: &Arc<Self>,
         key: u64,
         up_peer: &Peer<RoleClient>,
         up_id: RequestId,
         up_token: ProgressToken,
     ) -> Option<OwnedFlightGuard> {
-        hub.flights()
+        flights
             .file(key, &up_id, &up_token)
             .then(|| OwnedFlightGuard {
-                hub: hub.clone(),
+                flights: Arc::clone(flights),
                 up_peer: up_peer.clone(),
                 up_id,
                 up_token,
@@ -207,7 +204,7 @@ impl Flights {
 /// Removes its flight on drop and, unless finished, cancels the call upstream: raw requests
 /// do not cancel themselves when dropped (PASSTHROUGH.md §1.3).
 #[derive(Debug)]
-pub struct FlightGuard<'a> {
+pub(crate) struct FlightGuard<'a> {
     flights: &'a Flights,
     up_peer: Peer<RoleClient>,
     up_id: RequestId,
@@ -217,7 +214,7 @@ pub struct FlightGuard<'a> {
 
 impl FlightGuard<'_> {
     /// The upstream answered: nothing to cancel.
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.finished = true;
     }
 }
@@ -234,10 +231,10 @@ impl Drop for FlightGuard<'_> {
     }
 }
 
-/// [`FlightGuard`] owning its hub (see [`Flights::bind_owned`]).
+/// [`FlightGuard`] owning its table (see [`Flights::bind_owned`]).
 #[derive(Debug)]
 pub(crate) struct OwnedFlightGuard {
-    hub: Arc<super::Hub>,
+    flights: Arc<Flights>,
     up_peer: Peer<RoleClient>,
     up_id: RequestId,
     up_token: ProgressToken,
@@ -254,7 +251,7 @@ impl OwnedFlightGuard {
 impl Drop for OwnedFlightGuard {
     fn drop(&mut self) {
         release(
-            self.hub.flights(),
+            &self.flights,
             &self.up_peer,
             &self.up_id,
             &self.up_token,

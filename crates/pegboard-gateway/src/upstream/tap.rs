@@ -15,7 +15,7 @@ use rmcp::{
     transport::Transport,
 };
 
-use super::Hub;
+use super::hub::Hub;
 
 /// `T` with progress forwarded through `hub` as it arrives.
 pub struct ProgressTap<T> {

@@ -173,9 +173,9 @@ pub async fn connect_killable<S: ServerHandler>(server: S) -> Killable {
 }
 
 /// The client end of an in-process upstream (`client_io`), connected as `pegboard serve` connects
-/// servers: an [`UpstreamClient`](pegboard_gateway::upstream::UpstreamClient) over a
-/// [`ProgressTap`](pegboard_gateway::upstream::ProgressTap), with its
-/// [`Hub`](pegboard_gateway::upstream::Hub) in the options' extension, ready for
+/// servers: an [`UpstreamClient`](pegboard_gateway::testing::UpstreamClient) over a
+/// [`ProgressTap`](pegboard_gateway::testing::ProgressTap), with its
+/// [`Hub`](pegboard_gateway::testing::Hub) in the options' extension, ready for
 /// `add_service_with(Some(namespace), service, options)`.
 pub async fn connect_as_gateway(
     client_io: tokio::io::DuplexStream,
@@ -183,7 +183,7 @@ pub async fn connect_as_gateway(
 ) -> (
     BoxedService,
     ServiceOptions,
-    Arc<pegboard_gateway::upstream::Hub>,
+    Arc<pegboard_gateway::testing::Hub>,
 ) {
     connect_as_gateway_with(client_io, namespace, rmcp::ClientLifecycleMode::Initialize).await
 }
@@ -197,9 +197,9 @@ pub async fn connect_as_gateway_with(
 ) -> (
     BoxedService,
     ServiceOptions,
-    Arc<pegboard_gateway::upstream::Hub>,
+    Arc<pegboard_gateway::testing::Hub>,
 ) {
-    use pegboard_gateway::upstream::{Hub, ProgressTap, UpstreamClient};
+    use pegboard_gateway::testing::{Hub, ProgressTap, UpstreamClient};
     use rmcp::ClientServiceExt;
     let (watching, watch) = pegboard::client::watch_tools();
     let hub = Hub::new(namespace);

@@ -13,7 +13,8 @@ impl PegBoard {
     /// with `is_error: Some(true)`, as MCP has it; an `Err` means the call did not get through.
     ///
     /// # Errors
-    /// [`PegBoardError::ToolNotFound`] (with close matches), [`PegBoardError::InvalidArguments`],
+    /// [`PegBoardError::ToolNotFound`] (with close matches), [`PegBoardError::ToolWithheld`],
+    /// [`PegBoardError::InvalidArguments`],
     /// [`PegBoardError::ServiceError`], [`PegBoardError::ServiceClosed`],
     /// [`PegBoardError::Timeout`] (the request is cancelled towards the server).
     ///
@@ -70,7 +71,7 @@ impl PegBoard {
                 let entry = registry
                     .tools
                     .get(tool_name)
-                    .ok_or_else(|| not_found(&registry, tool_name))?;
+                    .ok_or_else(|| missing(&registry, tool_name))?;
                 let slot = registry.service(entry.service).cloned().ok_or(
                     PegBoardError::UnknownService {
                         index: entry.service.index(),
@@ -126,6 +127,26 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
     }
+}
+
+/// Why `name` is not on the board: a [`ListingFilter`](crate::ListingFilter) withheld it
+/// (`ToolWithheld`, with its reason), else `ToolNotFound` with the closest names.
+pub(super) fn missing(registry: &Registry, name: &str) -> PegBoardError {
+    match withheld(registry, name) {
+        Some(reason) => PegBoardError::ToolWithheld {
+            name: name.to_string(),
+            reason: reason.to_string(),
+        },
+        None => not_found(registry, name),
+    }
+}
+
+/// Why the tool the board would call `name` is withheld, if a service's filter withheld it.
+pub(super) fn withheld(registry: &Registry, name: &str) -> Option<std::sync::Arc<str>> {
+    registry
+        .stored()
+        .filter(|(_, slot)| !slot.is_withdrawn())
+        .find_map(|(_, slot)| slot.withheld(name))
 }
 
 /// A `ToolNotFound` with the closest names on the board.

@@ -22,6 +22,7 @@ pub(super) struct Upstream {
     pub(super) peer: Peer<RoleClient>,
     pub(super) timeout: Option<Duration>,
     pub(super) extension: Option<Extension>,
+    pub(super) filter: Option<Arc<dyn crate::ListingFilter>>,
 }
 
 impl Upstream {
@@ -142,6 +143,7 @@ impl PegBoard {
                 peer: slot.peer.clone(),
                 timeout: slot.call_timeout().or(self.inner.call_timeout),
                 extension: slot.options.extension.clone(),
+                filter: slot.options.filter.clone(),
             })
             .collect()
     }

@@ -22,6 +22,7 @@ mod calls;
 mod catalog;
 mod completion;
 mod peers;
+mod pending;
 mod prompts;
 mod reads;
 mod refresh;
@@ -32,6 +33,7 @@ mod writes;
 
 pub use builder::PegBoardBuilder;
 pub use peers::ToolTarget;
+pub use prompts::PromptTarget;
 pub use reads::Route;
 pub use resources::ResourceTarget;
 pub use writes::Added;

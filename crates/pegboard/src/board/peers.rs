@@ -5,7 +5,7 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{Peer, RoleClient};
 
-use super::{PegBoard, calls::not_found};
+use super::{PegBoard, calls::missing};
 use crate::{ArcStr, Extension, PegBoardError};
 
 /// Where a board tool's calls go, with what is needed to make the call yourself.
@@ -28,7 +28,8 @@ impl PegBoard {
     /// The connection and original name behind the tool the LLM knows as `tool_name`.
     ///
     /// # Errors
-    /// [`PegBoardError::ToolNotFound`] (with close matches), [`PegBoardError::ServiceClosed`].
+    /// [`PegBoardError::ToolNotFound`] (with close matches), [`PegBoardError::ToolWithheld`],
+    /// [`PegBoardError::ServiceClosed`].
     ///
     /// ```
     /// assert!(pegboard::PegBoard::new().tool_target("web-search").is_err());
@@ -38,7 +39,7 @@ impl PegBoard {
         let entry = registry
             .tools
             .get(tool_name)
-            .ok_or_else(|| not_found(&registry, tool_name))?;
+            .ok_or_else(|| missing(&registry, tool_name))?;
         let slot = registry
             .service(entry.service)
             .ok_or(PegBoardError::UnknownService {

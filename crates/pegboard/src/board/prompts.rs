@@ -1,10 +1,25 @@
 //! Prompts on the board: every server's prompts under the board's naming policy
 //! (`everything` + `args-prompt` → `everything-args-prompt`), routed back under their own name.
 
+use std::sync::Arc;
+
 use rmcp::model::{GetPromptRequestParams, GetPromptResponse, GetPromptResult, JsonObject, Prompt};
 
 use super::{PegBoard, catalog::Upstream};
-use crate::PegBoardError;
+use crate::{Extension, PegBoardError};
+
+/// Where a board prompt goes: its server (by namespace and extension) and the prompt's own name
+/// there (what a gateway's metrics and spans name before the request is sent).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PromptTarget {
+    /// The prompt's name at its server.
+    pub original: String,
+    /// The namespace the service was added under.
+    pub namespace: Option<Arc<str>>,
+    /// What was given to [`ServiceOptions::extension`](crate::ServiceOptions::extension).
+    pub extension: Option<Extension>,
+}
 
 impl PegBoard {
     /// Every prompt of every live server that offers prompts, named like tools
@@ -50,8 +65,9 @@ impl PegBoard {
     /// its messages are namespaced as in [`crate::uri`].
     ///
     /// # Errors
-    /// [`PegBoardError::PromptNotFound`] (with close matches) when no server offers it; else the
-    /// server's error, a timeout or a closed service.
+    /// [`PegBoardError::PromptNotFound`] (with close matches) when no server offers it,
+    /// [`PegBoardError::PromptWithheld`] when its server's filter withheld it; else the server's
+    /// error, a timeout or a closed service.
     ///
     /// ```
     /// # async fn demo() {
@@ -102,6 +118,27 @@ impl PegBoard {
         Ok(self.prompt_once(params).await?.1)
     }
 
+    /// The server of the prompt the board lists as `name`, as [`PegBoard::get_prompt_once`]
+    /// would route it.
+    ///
+    /// # Errors
+    /// As [`PegBoard::get_prompt`] before anything is sent.
+    ///
+    /// ```
+    /// # async fn demo() {
+    /// let board = pegboard::PegBoard::new();
+    /// assert!(board.prompt_target("web-greet").await.is_err());
+    /// # }
+    /// ```
+    pub async fn prompt_target(&self, name: &str) -> Result<PromptTarget, PegBoardError> {
+        let (up, original) = self.prompt_route(name).await?;
+        Ok(PromptTarget {
+            original,
+            namespace: up.namespace,
+            extension: up.extension,
+        })
+    }
+
     async fn prompt_once(
         &self,
         mut params: GetPromptRequestParams,
@@ -134,9 +171,20 @@ impl PegBoard {
     ) -> Result<(Upstream, String), PegBoardError> {
         let mut names = Vec::new();
         for up in self.prompt_servers() {
-            let Ok(listed) = self.prompts_of(up.clone()).await else {
+            let Ok((listed, withheld)) = self.prompt_listing(up.clone()).await else {
                 continue;
             };
+            let naming = &self.inner.naming;
+            if let Some(held) = withheld.iter().find(|w| {
+                naming
+                    .full_name(up.namespace.as_deref(), &w.name)
+                    .is_ok_and(|shown| shown == name)
+            }) {
+                return Err(PegBoardError::PromptWithheld {
+                    name: name.to_string(),
+                    reason: held.reason.to_string(),
+                });
+            }
             for (shown, prompt) in self.named(&up, listed) {
                 if shown == name {
                     return Ok((up, prompt.name));
@@ -154,12 +202,33 @@ impl PegBoard {
         self.upstreams(|caps| caps.prompts.is_some())
     }
 
+    /// A server's prompts, through its [`ListingFilter`](crate::ListingFilter).
     async fn prompts_of(&self, up: Upstream) -> Result<Vec<Prompt>, PegBoardError> {
-        up.list_all("prompts/list", self.limits(), |peer, params| async move {
-            let page = peer.list_prompts(params).await?;
-            Ok((page.prompts, page.next_cursor))
-        })
-        .await
+        Ok(self.prompt_listing(up).await?.0)
+    }
+
+    /// A server's prompts through its filter, and what the filter withheld.
+    async fn prompt_listing(
+        &self,
+        up: Upstream,
+    ) -> Result<(Vec<Prompt>, Vec<crate::Withheld>), PegBoardError> {
+        let prompts = up
+            .list_all("prompts/list", self.limits(), |peer, params| async move {
+                let page = peer.list_prompts(params).await?;
+                Ok((page.prompts, page.next_cursor))
+            })
+            .await?;
+        let info = up.peer.peer_info();
+        let server = info.as_deref().and_then(|info| info.server_info.as_ref());
+        Ok(crate::listing::apply(
+            up.filter.as_ref(),
+            up.namespace.as_deref(),
+            server,
+            &self.inner.naming,
+            prompts,
+            None,
+            |filter, listing| filter.prompts(listing),
+        ))
     }
 
     /// Each prompt with the name the board shows; prompts whose name the policy refuses are

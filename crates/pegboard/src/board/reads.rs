@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use arcstr::ArcStr;
 
 use super::PegBoard;
-use crate::{ServiceInfo, Tool, registry::ServiceId};
+use crate::PegBoardError;
+use crate::{ListedTool, ServiceInfo, Tool, listed::add_board_meta, registry::ServiceId};
 
 /// Where a call goes: see [`PegBoard::route`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +43,46 @@ impl PegBoard {
             .iter()
             .map(|name| registry.tools.get(*name).map(|e| e.tool.clone()))
             .collect()
+    }
+
+    /// Why `tool_name` is off the board, if a service's [`ListingFilter`](crate::ListingFilter)
+    /// withheld it at its last listing: the reason a call of it is answered with. `None` for a
+    /// tool that is on the board or that no filter withheld. A lookup on one snapshot, no lock;
+    /// meant for the path where a name was not found.
+    ///
+    /// ```
+    /// assert_eq!(pegboard::PegBoard::new().withheld("web-search"), None);
+    /// ```
+    pub fn withheld(&self, tool_name: &str) -> Option<std::sync::Arc<str>> {
+        let registry = self.snapshot();
+        if registry.tools.contains_key(tool_name) {
+            return None;
+        }
+        super::calls::withheld(&registry, tool_name)
+    }
+
+    /// The error for a name that is not on the board, as seen by a caller who may see only the
+    /// tools `visible` admits: its close matches come from those alone, so the answer reveals
+    /// no name the caller may not see (a hidden tool is answered as one that does not exist).
+    ///
+    /// ```
+    /// let board = pegboard::PegBoard::new();
+    /// let error = board.not_found_for("web-search", |_| true);
+    /// assert!(matches!(error, pegboard::PegBoardError::ToolNotFound { .. }));
+    /// ```
+    pub fn not_found_for(&self, tool_name: &str, visible: impl Fn(&str) -> bool) -> PegBoardError {
+        let registry = self.snapshot();
+        PegBoardError::ToolNotFound {
+            name: tool_name.to_string(),
+            suggestions: crate::suggest::close_matches(
+                tool_name,
+                registry
+                    .tools
+                    .keys()
+                    .map(|n| n.as_str())
+                    .filter(|n| visible(n)),
+            ),
+        }
     }
 
     /// Where a call to `tool_name` goes: the service index and the tool's original name.
@@ -134,9 +175,28 @@ impl PegBoard {
             .collect()
     }
 
-    /// Every tool as an MCP tool object, as the gateway's `tools/list` sends them: board names,
-    /// the owning namespace in `_meta` under [`NAMESPACE_META_KEY`](crate::export::NAMESPACE_META_KEY),
-    /// and an MCP Apps `_meta.ui.resourceUri` namespaced as the board's resources ([`crate::uri`]).
+    /// Every tool as its clients are told about it, in registration order: board names, the
+    /// board's `_meta` (the owning namespace under
+    /// [`NAMESPACE_META_KEY`](crate::export::NAMESPACE_META_KEY), an MCP Apps
+    /// `_meta.ui.resourceUri` namespaced as the board's resources, [`crate::uri`]), and every
+    /// member the server sent, `execution` as [`execution_for_clients`](crate::execution_for_clients)
+    /// says. Serialise the list for a `tools/list` result (see [`ListedTool`]).
+    ///
+    /// ```
+    /// let board = pegboard::PegBoard::new();
+    /// let tools = serde_json::to_value(board.listed_tools()).unwrap();
+    /// assert_eq!(tools, serde_json::json!([]));
+    /// ```
+    pub fn listed_tools(&self) -> Vec<ListedTool> {
+        self.snapshot()
+            .tools
+            .values()
+            .map(|entry| ListedTool::new(&entry.tool, entry.namespace.as_deref()))
+            .collect()
+    }
+
+    /// [`listed_tools`](Self::listed_tools) as rmcp's type, which has no room for the members it
+    /// does not model ([`Tool::extra`]): for an rmcp API that takes only that type.
     ///
     /// ```
     /// assert!(pegboard::PegBoard::new().mcp_tools().is_empty());
@@ -148,15 +208,7 @@ impl PegBoard {
             .map(|entry| {
                 let mut tool = entry.tool.to_rmcp();
                 if let Some(ns) = &entry.namespace {
-                    let meta = tool.meta.get_or_insert_with(Default::default);
-                    if meta.0.contains_key("ui") {
-                        // MCP Apps: the tool's UI is a resource, read through the board.
-                        crate::uri::encode_ui_meta(Some(meta), &crate::uri::alias(ns));
-                    }
-                    meta.0.insert(
-                        crate::export::NAMESPACE_META_KEY.to_string(),
-                        serde_json::Value::String(String::from(&**ns)),
-                    );
+                    add_board_meta(tool.meta.get_or_insert_with(Default::default), ns);
                 }
                 tool
             })

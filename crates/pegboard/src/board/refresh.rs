@@ -9,9 +9,9 @@ use std::{
 use arcstr::ArcStr;
 use indexmap::IndexMap;
 
-use super::{Inner, PegBoard, writes::Pending};
+use super::{Inner, PegBoard, pending::Pending};
 use crate::{
-    PegBoardError, RefreshReport, Tool,
+    PegBoardError, RefreshReport,
     client::ToolListWatch,
     discovery,
     registry::{Origin, ServiceId},
@@ -76,19 +76,19 @@ impl PegBoard {
             return Ok(report);
         }
         let ticket = slot.start_refresh();
-        let tools =
-            discovery::list_all_tools(&slot.peer, slot.namespace.as_deref(), self.inner.limits)
-                .await?;
+        let tools = discovery::list_all_tools(
+            &slot.peer,
+            slot.namespace.as_deref(),
+            self.inner.limits,
+            slot.options.tool_list_tap.as_ref(),
+        )
+        .await?;
+        let (tools, withheld) =
+            self.filtered(slot.namespace.as_ref(), &slot.peer, tools, &slot.options);
+        report.withheld = withheld.keys().map(ToString::to_string).collect();
         let mut fresh: IndexMap<ArcStr, Pending> = IndexMap::with_capacity(tools.len());
         for tool in tools {
-            if !slot.options.admits(&tool.name) {
-                continue;
-            }
-            match self.pending(
-                slot.namespace.as_ref(),
-                Tool::from(tool),
-                Origin::Discovered,
-            ) {
+            match self.pending(slot.namespace.as_ref(), tool, Origin::Discovered) {
                 Ok(p) if !fresh.contains_key(&p.name) => {
                     fresh.insert(p.name.clone(), p);
                 }
@@ -104,6 +104,9 @@ impl PegBoard {
                 return Ok(report);
             }
             slot.committed_refresh(ticket);
+            // The slot's own state, not the snapshot's: what is withheld may change while the
+            // tools on the board do not, and that is no reason to tell clients the list changed.
+            slot.set_withheld(withheld);
             // The diff, read before anything is cloned: an unchanged listing costs no write.
             let ours =
                 |e: &crate::registry::Entry| e.service == id && e.origin == Origin::Discovered;
@@ -193,6 +196,7 @@ pub(super) async fn follow_changes(board: Weak<Inner>, id: ServiceId, mut watch:
                     added = report.added.len(),
                     removed = report.removed.len(),
                     changed = report.changed.len(),
+                    withheld = report.withheld.len(),
                     "tools changed on the server; board refreshed"
                 );
             }

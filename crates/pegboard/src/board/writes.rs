@@ -1,15 +1,20 @@
 //! Writes that put tools on the board or take them off by name or namespace. Each is one
 //! [`transaction`](PegBoard::transaction): all of it lands, or none of it.
 
-use std::{collections::HashSet, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::Arc,
+};
 
 use arcstr::ArcStr;
 
-use super::{PegBoard, refresh::follow_changes};
+use super::{PegBoard, pending::Pending, refresh::follow_changes};
 use crate::{
-    BoxedService, PegBoardError, ServiceOptions, Tool, discovery,
-    registry::{Entry, Origin, ServiceId},
-    slot::ServiceSlot,
+    BoxedService, PegBoardError, ServiceOptions, Tool,
+    discovery::{self, Discovered},
+    listing,
+    registry::{Origin, ServiceId},
+    slot::{ServiceSlot, Withholding},
 };
 
 /// What [`PegBoard::add_service_with`] did.
@@ -20,35 +25,8 @@ pub struct Added {
     pub index: usize,
     /// How many of its tools were registered.
     pub tools: usize,
-}
-
-/// A tool and its board name, checked, not yet routed: it becomes an [`Entry`] only once the
-/// service it routes to is known, so no entry ever carries a placeholder service.
-#[derive(Debug)]
-pub(super) struct Pending {
-    pub(super) name: ArcStr,
-    tool: Tool,
-    original: ArcStr,
-    namespace: Option<Arc<str>>,
-    origin: Origin,
-}
-
-impl Pending {
-    pub(super) fn into_entry(self, service: ServiceId) -> (ArcStr, Entry) {
-        let entry = Entry {
-            tool: self.tool,
-            service,
-            original: self.original,
-            namespace: self.namespace,
-            origin: self.origin,
-        };
-        (self.name, entry)
-    }
-
-    /// Whether the tool differs from what `entry` holds (its definition, not its route).
-    pub(super) fn differs_from(&self, entry: &Entry) -> bool {
-        self.tool != entry.tool
-    }
+    /// How many of its tools its [`ListingFilter`](crate::ListingFilter) withheld.
+    pub withheld: usize,
 }
 
 impl PegBoard {
@@ -113,10 +91,16 @@ impl PegBoard {
             .namespace(namespace.as_deref())?
             .map(Arc::from);
         let peer = service.peer().clone();
-        let tools =
-            discovery::list_all_tools(&peer, namespace.as_deref(), self.inner.limits).await?;
-        let pending = self.prepare(namespace.as_ref(), tools, &options)?;
+        let tools = discovery::list_all_tools(
+            &peer,
+            namespace.as_deref(),
+            self.inner.limits,
+            options.tool_list_tap.as_ref(),
+        )
+        .await?;
+        let (pending, withheld) = self.prepare(namespace.as_ref(), &peer, tools, &options)?;
         let count = pending.len();
+        let withheld_count = withheld.len();
         let watch = options.watch.take();
 
         let (id, slot) = self.transaction(|draft| {
@@ -135,7 +119,12 @@ impl PegBoard {
             }
             let next = draft.to_mut();
             let id = next.next_service_id();
-            let slot = Arc::new(ServiceSlot::new(namespace.clone(), service, options));
+            let slot = Arc::new(ServiceSlot::new(
+                namespace.clone(),
+                service,
+                options,
+                withheld,
+            ));
             next.services.push(Some(Arc::clone(&slot)));
             for p in pending {
                 let (name, entry) = p.into_entry(id);
@@ -156,23 +145,24 @@ impl PegBoard {
         Ok(Added {
             index: id.index(),
             tools: count,
+            withheld: withheld_count,
         })
     }
 
-    /// Name, filter and check a service's tools against each other (not yet against the board).
+    /// Name, filter and check a service's tools against each other (not yet against the board);
+    /// also returns what its listing filter withheld, by board name.
     fn prepare(
         &self,
         namespace: Option<&Arc<str>>,
-        tools: Vec<rmcp::model::Tool>,
+        peer: &rmcp::Peer<rmcp::RoleClient>,
+        tools: Discovered,
         options: &ServiceOptions,
-    ) -> Result<Vec<Pending>, PegBoardError> {
+    ) -> Result<(Vec<Pending>, Withholding), PegBoardError> {
+        let (tools, withheld) = self.filtered(namespace, peer, tools, options);
         let mut pending: Vec<Pending> = Vec::with_capacity(tools.len());
         let mut names: HashSet<ArcStr> = HashSet::with_capacity(tools.len());
         for tool in tools {
-            if !options.admits(&tool.name) {
-                continue;
-            }
-            let p = self.pending(namespace, Tool::from(tool), Origin::Discovered)?;
+            let p = self.pending(namespace, tool, Origin::Discovered)?;
             if !names.insert(p.name.clone()) {
                 return Err(PegBoardError::DuplicateTool {
                     name: p.name.to_string(),
@@ -181,7 +171,42 @@ impl PegBoard {
             }
             pending.push(p);
         }
-        Ok(pending)
+        Ok((pending, withheld))
+    }
+
+    /// A service's tools through its allow and deny lists, then its [`ListingFilter`], as board
+    /// tools with their extra members; what the filter withheld comes back by board name.
+    pub(super) fn filtered(
+        &self,
+        namespace: Option<&Arc<str>>,
+        peer: &rmcp::Peer<rmcp::RoleClient>,
+        discovered: Discovered,
+        options: &ServiceOptions,
+    ) -> (Vec<Tool>, Withholding) {
+        let (mut tools, mut extras) = discovered.into_parts();
+        tools.retain(|tool| options.admits(&tool.name));
+        let info = peer.peer_info();
+        let server = info.as_deref().and_then(|info| info.server_info.as_ref());
+        let naming = &self.inner.naming;
+        let namespace = namespace.map(AsRef::as_ref);
+        let (tools, withheld) = listing::apply(
+            options.filter.as_ref(),
+            namespace,
+            server,
+            naming,
+            tools,
+            Some(&extras),
+            |filter, listing| filter.tools(listing),
+        );
+        let tools = with_extras(tools, &mut extras);
+        let withheld = withheld
+            .into_iter()
+            .filter_map(|w| {
+                let name = naming.full_name(namespace, &w.name).ok()?;
+                Some((ArcStr::from(name), w.reason))
+            })
+            .collect();
+        (tools, withheld)
     }
 
     pub(super) fn pending(
@@ -327,4 +352,23 @@ impl PegBoard {
         }
         Ok(removed)
     }
+}
+
+/// Board tools of what a listing kept, each with the extra members its server sent under its
+/// name (what a filter did to the typed fields stays).
+fn with_extras(
+    tools: Vec<rmcp::model::Tool>,
+    extras: &mut HashMap<String, Arc<rmcp::model::JsonObject>>,
+) -> Vec<Tool> {
+    tools
+        .into_iter()
+        .map(|tool| {
+            let extra = extras.remove(tool.name.as_ref());
+            let mut tool = Tool::from(tool);
+            if extra.is_some() {
+                tool.extra = extra;
+            }
+            tool
+        })
+        .collect()
 }

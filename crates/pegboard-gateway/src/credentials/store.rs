@@ -1,0 +1,247 @@
+//! The store as the rest of the gateway sees it: which backend ([`Store::open`]), and one
+//! server's entry in it ([`ServerStore`]): read, change under the entry's lock, watch for a login.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::OnceCell;
+
+use super::error::StoreError;
+use super::file::FileStore;
+use super::key::StoreKey;
+use super::lock::{self, LockGuard};
+use super::os_keyring::KeyringStore;
+use super::paths;
+use super::record::{CredentialRecord, now_epoch};
+use crate::config::CredentialsBackend;
+
+/// How long the OS keyring gets to answer the first question of a process.
+const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a server waiting for a login looks at its entry's lock file (one `stat`).
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// Where records are kept.
+#[derive(Debug, Clone)]
+enum Backend {
+    File(FileStore),
+    Keyring(KeyringStore),
+}
+
+/// The credential store of this user.
+#[derive(Debug, Clone)]
+pub struct Store {
+    backend: Backend,
+    /// The data folder: the file store and every lock file live here.
+    dir: PathBuf,
+}
+
+/// Whether the OS keyring answered, asked once per process.
+static KEYRING_ANSWERS: OnceCell<Result<(), String>> = OnceCell::const_new();
+
+async fn keyring_answers() -> Result<(), String> {
+    KEYRING_ANSWERS
+        .get_or_init(|| async {
+            // A session bus whose Secret Service never answers must not hold up every server:
+            // after this long the keyring counts as absent.
+            let probe = tokio::task::spawn_blocking(KeyringStore::probe);
+            match tokio::time::timeout(KEYRING_PROBE_TIMEOUT, probe).await {
+                Ok(Ok(Ok(()))) => Ok(()),
+                Ok(Ok(Err(e))) => Err(e.to_string()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!(
+                    "no answer within {} s",
+                    KEYRING_PROBE_TIMEOUT.as_secs()
+                )),
+            }
+        })
+        .await
+        .clone()
+}
+
+impl Store {
+    /// The store `choice` names: the OS keyring, the file, or (`Auto`) the keyring when one
+    /// answers and the file otherwise.
+    ///
+    /// # Errors
+    /// No data folder, or `Keyring` was asked for and none answers.
+    pub async fn open(choice: CredentialsBackend) -> Result<Self, StoreError> {
+        let dir = paths::data_dir()?;
+        let backend = match choice {
+            CredentialsBackend::File => Backend::File(FileStore::new(dir.clone())),
+            CredentialsBackend::Keyring => {
+                keyring_answers().await.map_err(StoreError::NoKeyring)?;
+                Backend::Keyring(KeyringStore)
+            }
+            CredentialsBackend::Auto => match keyring_answers().await {
+                Ok(()) => Backend::Keyring(KeyringStore),
+                Err(why) => {
+                    tracing::debug!("no OS keyring ({why}); credentials go to a file");
+                    Backend::File(FileStore::new(dir.clone()))
+                }
+            },
+        };
+        Ok(Self { backend, dir })
+    }
+
+    /// The store of files in `dir` (for tests and embedders that choose the folder).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn file_in(dir: PathBuf) -> Self {
+        Self {
+            backend: Backend::File(FileStore::new(dir.clone())),
+            dir,
+        }
+    }
+
+    /// Where credentials go, for messages: "the OS keyring" or the file's path.
+    pub fn describe(&self) -> String {
+        match &self.backend {
+            Backend::File(file) => format!("`{}`", file.path().display()),
+            Backend::Keyring(_) => "the OS keyring".to_string(),
+        }
+    }
+
+    /// The entry of the server and client `key`.
+    pub fn server(&self, key: StoreKey) -> ServerStore {
+        let lock_path = self
+            .dir
+            .join("locks")
+            .join(format!("{}.lock", key.digest()));
+        ServerStore {
+            backend: self.backend.clone(),
+            dir: self.dir.clone(),
+            lock_path,
+            key,
+        }
+    }
+}
+
+/// One server's entry: its record and the lock around changing it.
+#[derive(Debug, Clone)]
+pub struct ServerStore {
+    backend: Backend,
+    dir: PathBuf,
+    lock_path: PathBuf,
+    key: StoreKey,
+}
+
+impl ServerStore {
+    /// The entry's key.
+    pub fn key(&self) -> &StoreKey {
+        &self.key
+    }
+
+    /// The record, if any.
+    ///
+    /// # Errors
+    /// The store cannot be read (a corrupt file is reported, never overwritten).
+    pub async fn load(&self) -> Result<Option<CredentialRecord>, StoreError> {
+        let backend = self.backend.clone();
+        let account = self.key.account();
+        blocking(move || match backend {
+            Backend::File(file) => file.load(&account),
+            Backend::Keyring(keyring) => keyring.load(&account),
+        })
+        .await
+    }
+
+    /// Take the entry's lock (waiting for another holder, in this process or another).
+    ///
+    /// # Errors
+    /// The lock file cannot be created.
+    pub async fn lock(&self) -> Result<LockGuard, StoreError> {
+        let locks = self.dir.join("locks");
+        blocking(move || {
+            paths::private_dir(&locks)?;
+            Ok(())
+        })
+        .await?;
+        LockGuard::acquire_async(self.lock_path.clone()).await
+    }
+
+    /// Write (`Some`) or delete (`None`) the record. The caller holds [`lock`](Self::lock).
+    ///
+    /// # Errors
+    /// The store cannot be written; nothing changed then.
+    pub async fn put_locked(&self, record: Option<CredentialRecord>) -> Result<(), StoreError> {
+        let backend = self.backend.clone();
+        let account = self.key.account();
+        let dir = self.dir.clone();
+        let lock_path = self.lock_path.clone();
+        blocking(move || {
+            paths::private_dir(&dir)?;
+            let record = record.map(|mut r| {
+                r.saved_at = now_epoch();
+                r
+            });
+            match backend {
+                Backend::File(file) => file.put(&account, record)?,
+                Backend::Keyring(keyring) => keyring.put(&account, record)?,
+            }
+            stamp(&lock_path)
+        })
+        .await
+    }
+
+    /// Change the record under the entry's lock: `change` gets what is stored now and returns
+    /// what to store (`None`: delete). Returns what was stored before.
+    ///
+    /// # Errors
+    /// The store cannot be read or written; nothing changed then.
+    pub async fn update(
+        &self,
+        change: impl FnOnce(Option<CredentialRecord>) -> Option<CredentialRecord> + Send + 'static,
+    ) -> Result<Option<CredentialRecord>, StoreError> {
+        let _guard = self.lock().await?;
+        let before = self.load().await?;
+        self.put_locked(change(before.clone())).await?;
+        Ok(before)
+    }
+
+    /// When the entry last changed in any process (`None`: never written here).
+    pub fn changed_at(&self) -> Option<SystemTime> {
+        lock::changed_at(&self.lock_path)
+    }
+
+    /// Wait until the stored record satisfies `ready` (a login completed, in this process or
+    /// another), looking again each time the entry changes. Store errors are logged and waited
+    /// out.
+    pub async fn wait_for(&self, ready: impl Fn(&CredentialRecord) -> bool) -> CredentialRecord {
+        let mut seen: Option<Option<SystemTime>> = None;
+        loop {
+            let now = self.changed_at();
+            if seen != Some(now) {
+                seen = Some(now);
+                match self.load().await {
+                    Ok(Some(record)) if ready(&record) => return record,
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("waiting for a login: {e}"),
+                }
+            }
+            tokio::time::sleep(WATCH_EVERY).await;
+        }
+    }
+}
+
+/// Move the lock file's modification time: the entry changed.
+fn stamp(lock_path: &std::path::Path) -> Result<(), StoreError> {
+    if let Some(dir) = lock_path.parent() {
+        paths::private_dir(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(lock_path)
+        .map_err(|e| StoreError::io(lock_path, e))?;
+    file.set_modified(SystemTime::now())
+        .map_err(|e| StoreError::io(lock_path, e))
+}
+
+async fn blocking<T: Send + 'static>(
+    job: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+}

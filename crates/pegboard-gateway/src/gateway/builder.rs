@@ -1,0 +1,270 @@
+//! [`GatewayBuilder`]: how a [`Gateway`] starts and serves (what `pegboard serve`'s flags set).
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pegboard::PegBoard;
+
+use super::Gateway;
+use crate::audit::{ArgumentsMode, AuditLog, AuditTarget, DEFAULT_QUEUE};
+use crate::call::hooks::Hooks;
+use crate::config::{Config, SearchSettings};
+use crate::connect::Progress;
+use crate::error::GatewayError;
+use crate::identity::{AuthOptions, Authenticator};
+use crate::server::BoardServer;
+use crate::session::startup::{DEFAULT_WAIT, Startup};
+use crate::telemetry::{Telemetry, TelemetryOptions, TraceExport};
+
+/// How long a server gets to start and list its tools, by default.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a built gateway keeps of its builder.
+#[derive(Clone, Debug)]
+pub(super) struct Settings {
+    pub(super) startup_timeout: Duration,
+    pub(super) restart: bool,
+    pub(super) reload_on_hangup: bool,
+    pub(super) strict: bool,
+    pub(super) progress: Progress,
+    pub(super) max_message: Option<usize>,
+    pub(super) max_result_tokens: Option<usize>,
+    /// Where `/metrics` and `/status` are served, if anywhere.
+    pub(super) metrics: Option<SocketAddr>,
+}
+
+/// Sets up a [`Gateway`] (see [`Gateway::builder`]).
+///
+/// ```
+/// use std::time::Duration;
+/// let config = pegboard_gateway::config::parse(
+///     r#"{"mcpServers": {"units": {"command": "pegboard-demo-units"}}}"#,
+///     std::path::Path::new("pegboard.json"),
+///     &|_| None,
+/// )?;
+/// let gateway = pegboard_gateway::Gateway::builder(config)
+///     .startup_timeout(Duration::from_secs(10))
+///     .wait(Duration::ZERO)
+///     .restart(false)
+///     .build()?;
+/// assert_eq!(gateway.board().tool_count(), 0); // nothing started yet
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct GatewayBuilder {
+    config: Config,
+    settings: Settings,
+    wait: Duration,
+    tool_search: Option<SearchSettings>,
+    express: bool,
+    info: (String, String),
+    audit: Option<(AuditTarget, ArgumentsMode)>,
+    stdio_client: Option<String>,
+}
+
+impl GatewayBuilder {
+    /// Telemetry and the audit log, as asked for.
+    fn hooks(&self) -> Result<Hooks, GatewayError> {
+        let export = TraceExport::from_env().map_err(|e| GatewayError::Setup(e.to_string()))?;
+        let telemetry = match (self.settings.metrics.is_some(), export) {
+            (false, None) => None,
+            (_, trace_export) => {
+                let clients = self
+                    .config
+                    .access
+                    .as_ref()
+                    .map(|a| a.clients.iter().map(|c| c.name.to_string()).collect())
+                    .unwrap_or_default();
+                let options = TelemetryOptions {
+                    trace_export,
+                    servers: self.config.servers.iter().map(|s| s.name.clone()).collect(),
+                    clients,
+                };
+                Some(Telemetry::new(options).map_err(|e| GatewayError::Setup(e.to_string()))?)
+            }
+        };
+        let audit = match &self.audit {
+            None => None,
+            Some((target, arguments)) => Some(Arc::new(
+                AuditLog::open(target.clone(), *arguments, DEFAULT_QUEUE).map_err(|e| {
+                    GatewayError::Setup(format!("cannot open the audit log {target}: {e}"))
+                })?,
+            )),
+        };
+        Ok(Hooks { telemetry, audit })
+    }
+
+    pub(super) fn new(config: Config) -> Self {
+        Self {
+            config,
+            settings: Settings {
+                startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+                restart: true,
+                reload_on_hangup: false,
+                strict: false,
+                progress: Progress::Quiet,
+                max_message: None,
+                max_result_tokens: None,
+                metrics: None,
+            },
+            wait: DEFAULT_WAIT,
+            tool_search: None,
+            express: true,
+            info: ("pegboard".into(), env!("CARGO_PKG_VERSION").into()),
+            audit: None,
+            stdio_client: None,
+        }
+    }
+
+    /// The config it will run.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// How long each server gets to start (or connect) and list its tools (default 30 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.startup_timeout = timeout;
+        self
+    }
+
+    /// How long sessions' first lists (and calls of tools not on the board yet) wait for the
+    /// servers still starting (default [`DEFAULT_WAIT`]; zero: never).
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.wait = wait;
+        self
+    }
+
+    /// Restart servers that die, with backoff (default on).
+    pub fn restart(mut self, restart: bool) -> Self {
+        self.settings.restart = restart;
+        self
+    }
+
+    /// Read the config file again on SIGHUP and bring the servers in line with it (default
+    /// off; `pegboard serve` turns it on). With `strict`, a reloaded config with an unusable
+    /// entry is refused as a whole.
+    pub fn reload_on_hangup(mut self, on: bool, strict: bool) -> Self {
+        self.settings.reload_on_hangup = on;
+        self.settings.strict = strict;
+        self
+    }
+
+    /// Print each server's startup (`notes: ready, 3 tools`) on stderr, or only log it.
+    pub fn progress(mut self, progress: Progress) -> Self {
+        self.settings.progress = progress;
+        self
+    }
+
+    /// Limit every server whose entry sets no `maxMessageMib` to messages of `bytes`, also
+    /// after a reload.
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.config = self.config.with_max_message(bytes);
+        self.settings.max_message = Some(bytes);
+        self
+    }
+
+    /// Cut the results of every server whose entry (or config) sets no `maxResultTokens` at
+    /// `tokens` (estimated as UTF-8 bytes / 4; `None`: no cap from here), also after a reload.
+    pub fn max_result_tokens(mut self, tokens: Option<usize>) -> Self {
+        if let Some(tokens) = tokens {
+            self.config = self.config.with_max_result_tokens(tokens);
+        }
+        self.settings.max_result_tokens = tokens;
+        self
+    }
+
+    /// Search mode (default: the config's `toolSearch`).
+    pub fn tool_search(mut self, settings: SearchSettings) -> Self {
+        self.tool_search = Some(settings);
+        self
+    }
+
+    /// Whether plain `tools/call` and `tools/list` may take the express lane (default on;
+    /// off: every request goes through rmcp).
+    pub fn express(mut self, on: bool) -> Self {
+        self.express = on;
+        self
+    }
+
+    /// Serve Prometheus metrics (`GET /metrics`) and the status page (`GET /status`) on `addr`
+    /// (default: nowhere). Spans are exported over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, whether or not this is given.
+    pub fn metrics(mut self, addr: Option<SocketAddr>) -> Self {
+        self.settings.metrics = addr;
+        self
+    }
+
+    /// Write an audit line for every call that reaches a server or is refused by policy, to
+    /// `target`, keeping `arguments` of them.
+    pub fn audit_log(mut self, target: AuditTarget, arguments: ArgumentsMode) -> Self {
+        self.audit = Some((target, arguments));
+        self
+    }
+
+    /// Serve stdio as the config's client `name` (its view of the board; default: everything).
+    pub fn stdio_client(mut self, name: Option<String>) -> Self {
+        self.stdio_client = name;
+        self
+    }
+
+    /// The server name and version clients are told.
+    pub fn info(mut self, name: &str, version: &str) -> Self {
+        self.info = (name.into(), version.into());
+        self
+    }
+
+    /// The gateway, its servers not started yet (serving starts them, or
+    /// [`Gateway::start_servers`]).
+    ///
+    /// # Errors
+    /// [`GatewayError::NoServers`] when the config has no enabled server.
+    pub fn build(self) -> Result<Gateway, GatewayError> {
+        if self.config.servers.is_empty() {
+            return Err(GatewayError::NoServers {
+                path: self.config.source.clone(),
+            });
+        }
+        // Listing a server's tools is part of starting it: the same timeout bounds both.
+        let board = PegBoard::builder()
+            .discovery_timeout(self.settings.startup_timeout)
+            .build();
+        let (startup, starting) = Startup::begin(self.wait);
+        let hooks = self.hooks()?;
+        let audit_to_file = matches!(&self.audit, Some((AuditTarget::File(_), _)));
+        let search = self
+            .tool_search
+            .clone()
+            .unwrap_or_else(|| self.config.tool_search.clone());
+        let stdio_client =
+            Authenticator::new(self.config.access.as_ref(), None, AuthOptions::default())
+                .map_err(|e| {
+                    GatewayError::Config(format!("{}: {e}", self.config.source.display()))
+                })?
+                .stdio_client(self.stdio_client.as_deref())
+                .map_err(GatewayError::Config)?;
+        let server = BoardServer::new(board.clone())
+            .with_info(&self.info.0, &self.info.1)
+            .with_tool_search(search)
+            .with_startup(startup)
+            .with_express(self.express)
+            .with_hooks(hooks)
+            .with_client(stdio_client);
+        Ok(Gateway {
+            board,
+            config: self.config,
+            server,
+            starting: Mutex::new(Some(starting)),
+            fleet: tokio::sync::Mutex::new(None),
+            started: Mutex::new(None),
+            // SIGHUP reloads the config when asked to, and reopens the audit log file (after
+            // logrotate moved it) whenever there is one.
+            hangup: Mutex::new(
+                (self.settings.reload_on_hangup || audit_to_file)
+                    .then(crate::reload::Hangup::listen),
+            ),
+            settings: self.settings,
+        })
+    }
+}

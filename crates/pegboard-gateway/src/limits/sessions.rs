@@ -1,0 +1,243 @@
+//! The session book: who holds each HTTP session, which are idle, and who gets the next one.
+//!
+//! A new session is first *reserved* ([`SessionBook::reserve`]): the client's own limit
+//! (`maxSessions`, by default its [`fair share`](super::settings::fair_share) of
+//! `--max-sessions`) and the global cap are checked in one step, under one lock. A client at
+//! its own limit gives up its least recently used idle session; at the global cap the least
+//! recently used idle session of any client is given up. The book names that session
+//! ([`Reservation::evicted`]) and forgets it at once; the caller closes it, then opens the new
+//! one and [`confirms`](Reservation::confirm) the reservation with its id. Only when no
+//! session that could make room is idle is the request refused, with an error naming the
+//! limit. So a client that opens sessions and abandons them recycles its own, and never locks
+//! another client out.
+//!
+//! "Idle" is "no request in progress": the front marks each request with
+//! [`SessionBook::begin`]. Recency is a counter, not a clock: no time is read.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use foldhash::fast::RandomState;
+
+use super::errors::LimitError;
+
+/// Every open HTTP session, by id, with its client and activity.
+#[derive(Debug)]
+pub struct SessionBook {
+    global_max: usize,
+    inner: Mutex<Book>,
+}
+
+#[derive(Debug, Default)]
+struct Book {
+    sessions: HashMap<Arc<str>, Entry, RandomState>,
+    /// Sessions per client, reservations included.
+    per_client: HashMap<Arc<str>, usize, RandomState>,
+    /// Reservations not confirmed yet.
+    reserved: usize,
+    tick: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: Arc<str>,
+    client: Arc<str>,
+    last_used: u64,
+    busy: usize,
+}
+
+/// A session the book gave up to make room: close it before opening the new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvictedSession {
+    /// The session's id.
+    pub id: Arc<str>,
+    /// The client that held it.
+    pub client: Arc<str>,
+}
+
+/// A place for one new session, held until [`confirm`](Reservation::confirm)ed with the
+/// session's id; dropped unconfirmed (the session could not be opened), the place is freed.
+#[derive(Debug)]
+#[must_use = "an unconfirmed reservation frees its place when dropped"]
+pub struct Reservation {
+    book: Arc<SessionBook>,
+    client: Arc<str>,
+    evicted: Option<EvictedSession>,
+    confirmed: bool,
+}
+
+/// One request in progress on a session (see [`SessionBook::begin`]); the session is idle
+/// again once every such guard is dropped.
+#[derive(Debug)]
+#[must_use = "the session counts as busy only while this is held"]
+pub struct SessionActivity {
+    book: Arc<SessionBook>,
+    id: Arc<str>,
+}
+
+impl SessionBook {
+    /// A book for at most `global_max` sessions (`--max-sessions`).
+    pub fn new(global_max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            global_max,
+            inner: Mutex::new(Book::default()),
+        })
+    }
+
+    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        // Every update below leaves the book consistent before it can panic: safe to go on.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sessions open or reserved.
+    #[cfg(test)]
+    pub fn open(&self) -> usize {
+        let book = self.book();
+        book.sessions.len() + book.reserved
+    }
+
+    /// Sessions open or reserved by `client`.
+    #[cfg(test)]
+    pub fn open_by(&self, client: &str) -> usize {
+        self.book().per_client.get(client).copied().unwrap_or(0)
+    }
+
+    /// Reserve a new session for `client`, who may hold `client_max` at most.
+    ///
+    /// # Errors
+    /// [`LimitError::ClientSessions`] when the client holds `client_max` sessions and all are
+    /// busy; [`LimitError::GatewaySessions`] at the global cap with every session busy.
+    pub fn reserve(
+        self: &Arc<Self>,
+        client: &Arc<str>,
+        client_max: usize,
+    ) -> Result<Reservation, LimitError> {
+        let mut book = self.book();
+        let held = book.per_client.get(&**client).copied().unwrap_or(0);
+        // A client allowed as many as the gateway (the only one, or `--token`'s without
+        // clients) meets the global cap first: that is the limit to name.
+        let evicted = if held >= client_max && client_max < self.global_max {
+            let victim = book.least_recent_idle(|c| c == &**client);
+            Some(victim.ok_or_else(|| LimitError::ClientSessions {
+                client: client.to_string(),
+                limit: client_max,
+            })?)
+        } else if book.sessions.len() + book.reserved >= self.global_max {
+            let victim = book.least_recent_idle(|_| true);
+            Some(victim.ok_or(LimitError::GatewaySessions {
+                limit: self.global_max,
+            })?)
+        } else {
+            None
+        };
+        let evicted = evicted.and_then(|id| book.forget(&id));
+        *book.per_client.entry(Arc::clone(client)).or_default() += 1;
+        book.reserved += 1;
+        Ok(Reservation {
+            book: Arc::clone(self),
+            client: Arc::clone(client),
+            evicted,
+            confirmed: false,
+        })
+    }
+
+    /// A request on session `id` begins: the session is busy (never evicted) until the guard
+    /// is dropped, and becomes the most recently used. `None` for a session the book does not
+    /// hold (closed, evicted, or opened before the book).
+    pub fn begin(self: &Arc<Self>, id: &str) -> Option<SessionActivity> {
+        let mut book = self.book();
+        book.tick += 1;
+        let tick = book.tick;
+        let entry = book.sessions.get_mut(id)?;
+        entry.busy += 1;
+        entry.last_used = tick;
+        let id = Arc::clone(&entry.id);
+        Some(SessionActivity {
+            book: Arc::clone(self),
+            id,
+        })
+    }
+
+    /// Session `id` ended (the client's DELETE, idle expiry, or the close of an evicted one):
+    /// forget it. Unknown ids are ignored.
+    pub fn closed(&self, id: &str) {
+        let _ = self.book().forget(id);
+    }
+}
+
+impl Book {
+    /// The idle session used longest ago among those whose client passes `of`.
+    fn least_recent_idle(&self, of: impl Fn(&str) -> bool) -> Option<Arc<str>> {
+        self.sessions
+            .iter()
+            .filter(|(_, e)| e.busy == 0 && of(&e.client))
+            .min_by_key(|(_, e)| e.last_used)
+            .map(|(id, _)| Arc::clone(id))
+    }
+
+    fn forget(&mut self, id: &str) -> Option<EvictedSession> {
+        let (id, entry) = self.sessions.remove_entry(id)?;
+        self.release(&entry.client);
+        Some(EvictedSession {
+            id,
+            client: entry.client,
+        })
+    }
+
+    fn release(&mut self, client: &str) {
+        if let Some(n) = self.per_client.get_mut(client) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_client.remove(client);
+            }
+        }
+    }
+}
+
+impl Reservation {
+    /// The session given up to make room for this one: close it.
+    pub fn evicted(&self) -> Option<&EvictedSession> {
+        self.evicted.as_ref()
+    }
+
+    /// The session was opened with `id`: it is now in the book, idle, most recently used.
+    pub fn confirm(mut self, id: impl Into<Arc<str>>) {
+        self.confirmed = true;
+        let mut book = self.book.book();
+        book.reserved = book.reserved.saturating_sub(1);
+        book.tick += 1;
+        let id: Arc<str> = id.into();
+        let entry = Entry {
+            id: Arc::clone(&id),
+            client: Arc::clone(&self.client),
+            last_used: book.tick,
+            busy: 0,
+        };
+        if let Some(old) = book.sessions.insert(id, entry) {
+            // The same id twice (a session manager reusing ids): the old entry is replaced.
+            book.release(&old.client);
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.confirmed {
+            let mut book = self.book.book();
+            book.reserved = book.reserved.saturating_sub(1);
+            book.release(&self.client);
+        }
+    }
+}
+
+impl Drop for SessionActivity {
+    fn drop(&mut self) {
+        let mut book = self.book.book();
+        book.tick += 1;
+        let tick = book.tick;
+        if let Some(entry) = book.sessions.get_mut(&*self.id) {
+            entry.busy = entry.busy.saturating_sub(1);
+            entry.last_used = tick;
+        }
+    }
+}

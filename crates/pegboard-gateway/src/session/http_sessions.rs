@@ -1,0 +1,152 @@
+//! The HTTP sessions the express lane may serve: session id → the session's peer.
+//!
+//! A session is added when its client sends `notifications/initialized` (the handler reads the
+//! id from the request's headers) and leaves when its connection closes. rmcp closes a session
+//! that saw nothing for `--session-idle`; calls on the lane pass it by, so one goes rmcp's way
+//! whenever the session has not been through rmcp for half that long, keeping it alive.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use foldhash::fast::RandomState;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::lists::Lists;
+use crate::identity::Client;
+
+#[derive(Debug)]
+struct Open {
+    peer: Peer<RoleServer>,
+    /// The client that opened the session (only it may use it).
+    client: Arc<Client>,
+    /// The session's end (see [`Sessions::end`]).
+    ended: CancellationToken,
+    /// When a request of the session last went through rmcp.
+    through_rmcp: Mutex<Instant>,
+    /// What it was last answered of its lists.
+    lists: Arc<dyn Lists>,
+}
+
+/// An open session, as a request of it on the lane needs it.
+pub(crate) struct Lease {
+    /// The session id, as kept in the registry (shared).
+    pub(crate) id: Arc<str>,
+    /// The session's connection.
+    pub(crate) peer: Peer<RoleServer>,
+    /// The client that opened it.
+    pub(crate) client: Arc<Client>,
+    /// Cancelled when the session ends.
+    pub(crate) ended: CancellationToken,
+    /// What it was last answered of its lists (the lane's `tools/list` answers too).
+    pub(crate) lists: Arc<dyn Lists>,
+}
+
+/// The registry (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Sessions {
+    map: RwLock<HashMap<Arc<str>, Arc<Open>, RandomState>>,
+}
+
+impl Sessions {
+    /// The session `id` of `client` finished its handshake; `ended` is cancelled when it ends,
+    /// `lists` keeps what it was answered.
+    pub(crate) fn add(
+        &self,
+        id: &str,
+        peer: Peer<RoleServer>,
+        client: Arc<Client>,
+        ended: CancellationToken,
+        lists: Arc<dyn Lists>,
+    ) {
+        let entry = Arc::new(Open {
+            peer,
+            client,
+            ended,
+            through_rmcp: Mutex::new(Instant::now()),
+            lists,
+        });
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.into(), entry);
+    }
+
+    /// The session `id` is gone (its connection closed).
+    pub(crate) fn remove(&self, id: &str) {
+        self.map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+
+    /// The client that opened the session `id`, while it is open.
+    pub(crate) fn client_of(&self, id: &str) -> Option<Arc<Client>> {
+        self.map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .map(|entry| Arc::clone(&entry.client))
+    }
+
+    /// The client ends the session `id` (`DELETE`): its calls still running, on either path,
+    /// end now, and are cancelled upstream at once.
+    pub(crate) fn end(&self, id: &str) {
+        let gone = self
+            .map
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        if let Some(entry) = gone {
+            entry.ended.cancel();
+        }
+    }
+
+    /// The open session `id` (its id as kept here, shared), its peer and its end, if a call of
+    /// it may take the lane now; `None` sends the request rmcp's way (and counts as the
+    /// session's activity there).
+    pub(crate) fn for_lane(&self, id: &str, idle: Duration) -> Option<Lease> {
+        let (key, entry) = self
+            .map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_key_value(id)
+            .map(|(key, entry)| (Arc::clone(key), Arc::clone(entry)))?;
+        if entry.peer.is_transport_closed() {
+            self.remove(id);
+            return None;
+        }
+        let mut through_rmcp = entry
+            .through_rmcp
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if through_rmcp.elapsed() >= idle / 2 {
+            *through_rmcp = Instant::now();
+            return None;
+        }
+        Some(Lease {
+            id: key,
+            peer: entry.peer.clone(),
+            client: Arc::clone(&entry.client),
+            ended: entry.ended.clone(),
+            lists: Arc::clone(&entry.lists),
+        })
+    }
+
+    /// A request of session `id` goes rmcp's way.
+    pub(crate) fn through_rmcp(&self, id: &str) {
+        let entry = self
+            .map
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        if let Some(entry) = entry {
+            *entry
+                .through_rmcp
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The metrics' state: operation series, gauges, counters, the registered servers and clients.
+//! Everything a call touches is an atomic or a lock-free lookup; label values are resolved here,
+//! against the config's names, so none is ever a string a client made up.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+
+use super::histogram::{AtomicHistogram, SESSION};
+use super::labels::{DEFAULT_CLIENT, DenyReason, Method, UNKNOWN};
+use super::series::{OpGroup, OpKeyRef, SeriesMap};
+use super::servers::Servers;
+
+type ClientSet = HashSet<Arc<str>, foldhash::fast::RandomState>;
+
+/// All metric state of one gateway.
+#[derive(Debug)]
+pub struct Metrics {
+    /// The configured servers (gauges, counters, status windows).
+    pub servers: Servers,
+    clients: ArcSwap<ClientSet>,
+    clients_write: Mutex<()>,
+    /// `mcp_server_operation_duration_seconds`.
+    pub server_ops: SeriesMap,
+    /// `mcp_client_operation_duration_seconds`.
+    pub client_ops: SeriesMap,
+    /// `mcp_server_session_duration_seconds`.
+    pub session_duration: AtomicHistogram,
+    sessions: AtomicI64,
+    in_flight: AtomicI64,
+    denied: [AtomicU64; DenyReason::ALL.len()],
+    spans_dropped: Arc<AtomicU64>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            servers: Servers::default(),
+            clients: ArcSwap::default(),
+            clients_write: Mutex::new(()),
+            server_ops: SeriesMap::default(),
+            client_ops: SeriesMap::default(),
+            session_duration: AtomicHistogram::new(SESSION),
+            sessions: AtomicI64::new(0),
+            in_flight: AtomicI64::new(0),
+            denied: std::array::from_fn(|_| AtomicU64::new(0)),
+            spans_dropped: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+/// The `gen_ai_tool_name` value: the board name for a tool call (`_unknown` when it is not on the
+/// board), nothing for other methods.
+#[inline]
+fn tool_label(method: Method, tool: Option<&str>) -> &str {
+    if method.is_tool_call() {
+        tool.unwrap_or(UNKNOWN)
+    } else {
+        ""
+    }
+}
+
+impl Metrics {
+    /// Let `name` be a `pegboard_client` value (a client of the config).
+    pub fn register_client(&self, name: &str) {
+        let _guard = self
+            .clients_write
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = self.clients.load_full();
+        if !current.contains(name) {
+            let mut next = ClientSet::clone(&current);
+            next.insert(Arc::from(name));
+            self.clients.store(Arc::new(next));
+        }
+    }
+
+    /// The `pegboard_server` value of `server`: its name when registered, `_unknown` when
+    /// not, empty when there is none.
+    #[inline]
+    fn server_label<'a>(&self, server: Option<&'a str>) -> &'a str {
+        match server {
+            None => "",
+            Some(name) if self.servers.contains(name) => name,
+            Some(_) => UNKNOWN,
+        }
+    }
+
+    /// The group of a downstream request (labels resolved and bounded here).
+    #[inline]
+    pub fn server_group(
+        &self,
+        method: Method,
+        tool: Option<&str>,
+        server: Option<&str>,
+        client: Option<&str>,
+    ) -> Arc<OpGroup> {
+        let server_value = self.server_label(server);
+        let client_value = match client {
+            None => DEFAULT_CLIENT,
+            Some(c) if c == DEFAULT_CLIENT || self.clients.load().contains(c) => c,
+            Some(_) => UNKNOWN,
+        };
+        let key = OpKeyRef {
+            method,
+            tool: tool_label(method, tool),
+            server: server_value,
+            client: client_value,
+        };
+        self.server_ops
+            .group(key, || self.servers.get(server_value))
+    }
+
+    /// The group of an upstream request (`tool` is the server's own name for it).
+    #[inline]
+    pub fn client_group(&self, method: Method, tool: Option<&str>, server: &str) -> Arc<OpGroup> {
+        let key = OpKeyRef {
+            method,
+            tool: tool_label(method, tool),
+            server: self.server_label(Some(server)),
+            client: "",
+        };
+        self.client_ops.group(key, || None)
+    }
+
+    /// A downstream request began.
+    #[inline]
+    pub fn call_started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A downstream request ended.
+    #[inline]
+    pub fn call_ended(&self) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// A session opened.
+    pub fn session_opened(&self) {
+        self.sessions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A session that lasted `lasted` closed.
+    pub fn session_closed(&self, lasted: Duration) {
+        self.sessions.fetch_sub(1, Ordering::Relaxed);
+        self.session_duration.observe(lasted);
+    }
+
+    /// Count a refused request.
+    pub fn denied(&self, reason: DenyReason) {
+        if let Some(c) = self.denied.get(reason.index()) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The counter of spans dropped by a full export queue (shared with the exporter).
+    #[must_use]
+    pub fn spans_dropped_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.spans_dropped)
+    }
+
+    /// Sessions open now.
+    #[must_use]
+    pub fn sessions(&self) -> i64 {
+        self.sessions.load(Ordering::Relaxed)
+    }
+
+    /// Downstream requests in flight now.
+    #[must_use]
+    pub fn in_flight(&self) -> i64 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    /// Refused requests for `reason` so far.
+    #[must_use]
+    pub fn denied_count(&self, reason: DenyReason) -> u64 {
+        self.denied
+            .get(reason.index())
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Spans dropped so far.
+    #[must_use]
+    pub fn spans_dropped(&self) -> u64 {
+        self.spans_dropped.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_come_from_the_config_never_from_the_caller() {
+        let m = Metrics::default();
+        m.servers.register("units");
+        m.register_client("ci");
+        let g = m.server_group(Method::ToolsCall, None, Some("units"), None);
+        assert_eq!(
+            (&*g.key.tool, &*g.key.server, &*g.key.client),
+            ("_unknown", "units", "default")
+        );
+        assert!(g.server.is_some());
+        let g = m.server_group(
+            Method::ToolsCall,
+            Some("units-convert"),
+            Some("evil"),
+            Some("x"),
+        );
+        assert_eq!(
+            (&*g.key.tool, &*g.key.server, &*g.key.client),
+            ("units-convert", "_unknown", "_unknown")
+        );
+        assert!(g.server.is_none());
+        let g = m.server_group(Method::ToolsList, Some("ignored"), None, Some("ci"));
+        assert_eq!(
+            (&*g.key.tool, &*g.key.server, &*g.key.client),
+            ("", "", "ci")
+        );
+        let g = m.client_group(Method::ToolsCall, Some("convert"), "units");
+        assert_eq!((&*g.key.tool, &*g.key.server), ("convert", "units"));
+    }
+}

@@ -1,0 +1,321 @@
+//! The handles the call pipeline holds while a request is under way: one per downstream request
+//! ([`ServerOperation`]), one per upstream request ([`ClientOperation`]), one per session
+//! ([`SessionGuard`]). Each records its metrics (and ends its span) when finished, or, if dropped
+//! unfinished (the request's future was cancelled), as `cancelled`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use opentelemetry::Context;
+
+use super::labels::{ErrorType, Method, Transport};
+use super::series::OpGroup;
+use super::shared::Core;
+use super::spans::{self, JsonRpcId, SpanFacts};
+use super::trace_context::TraceContext;
+
+/// A downstream request, as the pipeline knows it when it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestInfo<'a> {
+    /// The JSON-RPC method, as received (bounded to a fixed set here).
+    pub method: &'a str,
+    /// The tool's board name, only when it is on the board (`tools/call`).
+    pub tool: Option<&'a str>,
+    /// The prompt's name (`prompts/get`), for the span name.
+    pub prompt: Option<&'a str>,
+    /// The server (config name) the request is routed to, if any.
+    pub server: Option<&'a str>,
+    /// The client's configured name (`None`: `default`).
+    pub client: Option<&'a str>,
+    /// `Mcp-Session-Id`, if the request is part of a session.
+    pub session_id: Option<&'a str>,
+    /// The JSON-RPC id.
+    pub request_id: Option<JsonRpcId<'a>>,
+    /// The front it came in on: `Pipe` (stdio) or `Tcp` (HTTP).
+    pub transport: Transport,
+    /// The trace context the client sent (`params._meta`, else the HTTP headers).
+    pub parent: Option<&'a TraceContext>,
+    /// The HTTP headers' trace context when `params._meta` had one too (linked, per the
+    /// conventions).
+    pub link: Option<&'a TraceContext>,
+}
+
+impl<'a> RequestInfo<'a> {
+    /// A request of `method` on `transport`, nothing else known yet.
+    #[must_use]
+    pub fn new(method: &'a str, transport: Transport) -> Self {
+        Self {
+            method,
+            tool: None,
+            prompt: None,
+            server: None,
+            client: None,
+            session_id: None,
+            request_id: None,
+            transport,
+            parent: None,
+            link: None,
+        }
+    }
+}
+
+/// An upstream request, as the pipeline knows it before sending it.
+#[derive(Debug, Clone, Copy)]
+pub struct UpstreamInfo<'a> {
+    /// The JSON-RPC method.
+    pub method: &'a str,
+    /// The tool's own name on its server (`tools/call`).
+    pub tool: Option<&'a str>,
+    /// The prompt's own name on its server (`prompts/get`).
+    pub prompt: Option<&'a str>,
+    /// The server (config name).
+    pub server: &'a str,
+    /// `server.address`: the host of an HTTP server (none for stdio).
+    pub server_address: Option<&'a str>,
+    /// `server.port`.
+    pub server_port: Option<u16>,
+    /// `Pipe` (stdio child) or `Tcp` (HTTP).
+    pub transport: Transport,
+    /// The id the gateway gives the upstream request.
+    pub request_id: Option<JsonRpcId<'a>>,
+}
+
+impl<'a> UpstreamInfo<'a> {
+    /// A request of `method` to `server` over `transport`.
+    #[must_use]
+    pub fn new(method: &'a str, server: &'a str, transport: Transport) -> Self {
+        Self {
+            method,
+            tool: None,
+            prompt: None,
+            server,
+            server_address: None,
+            server_port: None,
+            transport,
+            request_id: None,
+        }
+    }
+}
+
+/// A downstream request under way.
+#[derive(Debug)]
+#[must_use = "finish it with the outcome; dropped unfinished it counts as cancelled"]
+pub struct ServerOperation {
+    core: Arc<Core>,
+    group: Arc<OpGroup>,
+    start: Instant,
+    span: Option<Context>,
+    parent: Option<TraceContext>,
+    done: bool,
+}
+
+impl ServerOperation {
+    pub(crate) fn start(core: &Arc<Core>, info: &RequestInfo<'_>) -> Self {
+        let start = Instant::now();
+        let method = Method::parse(info.method);
+        let metrics = &core.metrics;
+        let group = metrics.server_group(method, info.tool, info.server, info.client);
+        metrics.call_started();
+        let span = core.tracer().map(|tracer| {
+            let facts = SpanFacts {
+                method,
+                tool: info.tool,
+                prompt: info.prompt,
+                session_id: info.session_id,
+                request_id: info.request_id,
+                transport: info.transport,
+                server_address: None,
+                server_port: None,
+            };
+            spans::start_server(tracer, &facts, info.parent, info.link)
+        });
+        Self {
+            core: Arc::clone(core),
+            group,
+            start,
+            span,
+            parent: info.parent.cloned(),
+            done: false,
+        }
+    }
+
+    /// The request was routed to `server` (a config name), for `target`: the tool's board name
+    /// (`tools/call`) or the prompt's (`prompts/get`). Its labels and its span's name say so from
+    /// now on; a request never routed keeps the labels it started with (`_unknown` tool, no
+    /// server). Call it only with names on the board: label values are bounded by them.
+    pub fn routed(&mut self, server: &str, target: Option<&str>) {
+        let key = &self.group.key;
+        let method = key.method;
+        let group =
+            self.core
+                .metrics
+                .server_group(method, target, Some(server), Some(&*key.client));
+        self.group = group;
+        if let (Some(cx), Some(target)) = (&self.span, target) {
+            spans::name_target(cx, method, target);
+        }
+    }
+
+    /// Begin the upstream request this downstream request makes (its CLIENT span is the child
+    /// of this one's SERVER span).
+    pub fn upstream(&self, info: &UpstreamInfo<'_>) -> ClientOperation {
+        ClientOperation::start(&self.core, info, self.span.as_ref(), self.parent.as_ref())
+    }
+
+    /// The request was answered: `error` is `None` on success, `Some(ToolError)` for a
+    /// `CallToolResult` with `isError`, else what failed.
+    pub fn finish(self, error: Option<ErrorType>) {
+        self.finish_with(error, None);
+    }
+
+    /// [`ServerOperation::finish`], with the JSON-RPC error message for the span's status.
+    pub fn finish_with(mut self, error: Option<ErrorType>, message: Option<&str>) {
+        self.record(error, message);
+    }
+
+    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let end = Instant::now();
+        let elapsed = end.saturating_duration_since(self.start);
+        self.group.observe(error, elapsed);
+        if let Some(server) = &self.group.server {
+            server
+                .window
+                .record(self.core.period(end), elapsed, error.is_some());
+        }
+        self.core.metrics.call_ended();
+        if let Some(cx) = &self.span {
+            spans::end(cx, error, message);
+        }
+    }
+}
+
+impl Drop for ServerOperation {
+    fn drop(&mut self) {
+        self.record(Some(ErrorType::Cancelled), None);
+    }
+}
+
+/// An upstream request under way.
+#[derive(Debug)]
+#[must_use = "finish it with the outcome; dropped unfinished it counts as cancelled"]
+pub struct ClientOperation {
+    group: Arc<OpGroup>,
+    start: Instant,
+    span: Option<Context>,
+    context: Option<TraceContext>,
+    done: bool,
+}
+
+impl ClientOperation {
+    pub(crate) fn start(
+        core: &Arc<Core>,
+        info: &UpstreamInfo<'_>,
+        parent_span: Option<&Context>,
+        incoming: Option<&TraceContext>,
+    ) -> Self {
+        let start = Instant::now();
+        let method = Method::parse(info.method);
+        let group = core.metrics.client_group(method, info.tool, info.server);
+        let span = core.tracer().map(|tracer| {
+            let facts = SpanFacts {
+                method,
+                tool: info.tool,
+                prompt: info.prompt,
+                session_id: None,
+                request_id: info.request_id,
+                transport: info.transport,
+                server_address: info.server_address,
+                server_port: info.server_port,
+            };
+            spans::start_client(tracer, &facts, parent_span)
+        });
+        let context = match &span {
+            Some(cx) => spans::context_of(cx, incoming),
+            None => incoming.map(TraceContext::child),
+        };
+        Self {
+            group,
+            start,
+            span,
+            context,
+            done: false,
+        }
+    }
+
+    /// What goes in the upstream request's `params._meta` (`traceparent`: the same trace, this
+    /// CLIENT span's id; `tracestate`, `baggage`): `None` when there is no trace to carry (no
+    /// incoming trace and no spans exported), and then nothing is added.
+    #[must_use]
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.context.as_ref()
+    }
+
+    /// The answer came: `error` as for [`ServerOperation::finish`].
+    pub fn finish(self, error: Option<ErrorType>) {
+        self.finish_with(error, None);
+    }
+
+    /// [`ClientOperation::finish`] with the JSON-RPC error message.
+    pub fn finish_with(mut self, error: Option<ErrorType>, message: Option<&str>) {
+        self.record(error, message);
+    }
+
+    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.group.observe(error, self.start.elapsed());
+        if let Some(cx) = &self.span {
+            spans::end(cx, error, message);
+        }
+    }
+}
+
+impl Drop for ClientOperation {
+    fn drop(&mut self) {
+        self.record(Some(ErrorType::Cancelled), None);
+    }
+}
+
+/// An open downstream session: counted in `pegboard_sessions` until dropped, then its duration
+/// goes to `mcp_server_session_duration_seconds`.
+#[derive(Debug)]
+#[must_use = "the session counts as open until this is dropped"]
+pub struct SessionGuard {
+    core: Arc<Core>,
+    opened: Instant,
+}
+
+impl SessionGuard {
+    pub(crate) fn open(core: &Arc<Core>) -> Self {
+        core.metrics.session_opened();
+        Self {
+            core: Arc::clone(core),
+            opened: Instant::now(),
+        }
+    }
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.core.metrics.session_closed(self.opened.elapsed());
+    }
+}
+
+/// What an upstream request carries when telemetry may be off: `upstream`'s context when there
+/// is an operation, else a new span id in the client's trace, else nothing.
+#[must_use]
+pub fn upstream_trace_context(
+    upstream: Option<&ClientOperation>,
+    incoming: Option<&TraceContext>,
+) -> Option<TraceContext> {
+    match upstream {
+        Some(op) => op.trace_context().cloned(),
+        None => incoming.map(TraceContext::child),
+    }
+}
