@@ -276,7 +276,14 @@ async fn prompts_get_and_resources_read_get_audit_lines_as_calls_do() -> Result<
             ("reader", "resources/read", doc, "denied"),
         ]
     );
+    // Both name the server they went to; a refused one names none (it went nowhere).
+    assert_eq!(lines[0]["server"], "everything", "{}", lines[0]);
     assert_eq!(lines[1]["server"], "everything", "{}", lines[1]);
+    assert!(
+        lines[2].get("server").is_none_or(Value::is_null),
+        "{}",
+        lines[2]
+    );
     for line in &lines[..2] {
         assert!(line["bytes_in"].as_u64() > Some(0), "{line}");
         assert!(line["bytes_out"].as_u64() > Some(0), "{line}");

@@ -12,7 +12,9 @@
 //! 4. the call ends by its answer, an explicit cancel, its deadline or the end of its session
 //!    (never by a dropped connection); a failure has one wording
 //!    ([`Failure::answer`](crate::protocol::failure::Failure::answer));
-//! 5. [`result`]: resource URIs in the result namespaced as the board shows them.
+//! 5. [`result`]: resource URIs in the result namespaced as the board shows them (the lane
+//!    passes a plain result, text only and within its cap, as it is:
+//!    `crate::protocol::result_shape`).
 //!
 //! [`send`] is the leaf of the typed way; [`bridge`], [`mrtr`] and [`tasks`] build on it for
 //! the cases where client and server speak different protocol generations or a tool needs a

@@ -31,7 +31,7 @@ impl Destination {
     }
 
     /// Its name in metrics and logs, as a tool call's route gives it.
-    fn server(&self) -> &str {
+    pub(crate) fn server(&self) -> &str {
         match (&self.hub, &self.namespace) {
             (Some(hub), _) => hub.namespace(),
             (None, Some(namespace)) => namespace,

@@ -24,6 +24,7 @@ use crate::{
     guards::caps,
     io::writer::LineOut,
     protocol::failure::{Deadline, Failure},
+    protocol::result_shape::ResultShape,
     telemetry::{JsonRpcId, TraceContext},
     upstream::{
         Flight, Hub,
@@ -83,7 +84,12 @@ pub(crate) fn prepare(
             TraceContext::parse(&parent, state.as_deref(), baggage.as_deref())
         })
         .or(headers_trace);
-    let id = serde_json::from_slice::<NumberOrString>(call.id()).ok();
+    // Read only for the spans, which name it (an id is read through a `serde_json::Value`).
+    let id = who
+        .hooks
+        .telemetry
+        .as_ref()
+        .and_then(|_| serde_json::from_slice::<NumberOrString>(call.id()).ok());
     let json_id = id.as_ref().map(|id| match id {
         NumberOrString::Number(n) => JsonRpcId::Number(*n),
         NumberOrString::String(s) => JsonRpcId::String(s),
@@ -283,29 +289,35 @@ impl Job {
         }
     }
 
-    /// The server's answer for the client: read as rmcp's way reads it (a result that is not a
-    /// tool result is refused the same), passed verbatim with the client's id, unless it must be
-    /// changed (resource URIs namespaced, cut to the server's cap: then as rmcp's way builds it).
+    /// The server's answer for the client: a plain result (text alone, within any cap: its
+    /// shape was read with the answer, `crate::protocol::result_shape`) passes verbatim with the
+    /// client's id; any other is read as rmcp's way reads it (a result that is not a tool result
+    /// is refused the same) and passed verbatim unless it must be changed (resource URIs
+    /// namespaced, cut to the server's cap: then as rmcp's way builds it).
     fn for_client(&self, reply: Reply) -> (Vec<u8>, How) {
-        if reply.error && !reply.result {
+        if reply.error && reply.result.is_none() {
             let code = serde_json::from_slice::<ErrorOnly>(reply.line())
                 .map_or(i64::from(rmcp::model::ErrorCode::INTERNAL_ERROR.0), |e| {
                     e.error.code
                 });
             return (reply.with_id(&self.ds_id), How::ServerError(code));
         }
-        if !reply.result {
+        let Some(shape) = reply.result else {
             return (self.unexpected(), How::Error);
+        };
+        let over = self
+            .route
+            .result_cap()
+            .is_some_and(|cap| caps::may_exceed(reply.line().len(), cap));
+        // Most results are text alone within any cap: nothing to change, nothing to build.
+        if let (false, ResultShape::Plain { is_error }) = (over, shape) {
+            return (reply.with_id(&self.ds_id), How::Result { is_error });
         }
         match serde_json::from_slice::<ResultOnly>(reply.line()) {
             Ok(ResultOnly { mut result }) => {
                 let how = How::Result {
                     is_error: result.is_error == Some(true),
                 };
-                let over = self
-                    .route
-                    .result_cap()
-                    .is_some_and(|cap| caps::may_exceed(reply.line().len(), cap));
                 let changed = match over {
                     true => result::finish(&mut result, &self.route),
                     false => result::namespace_uris(&mut result, &self.route.target),

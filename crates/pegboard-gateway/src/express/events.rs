@@ -9,18 +9,24 @@
 //! event stream whose first event is that request (the call's own stream, where the client
 //! looks for it), and the answer follows as the last event. A call cancelled before anything was
 //! sent gets an event stream that ends with no event, as on rmcp's way.
+//!
+//! The stream's channel is made only when something is sent on it or the response is an event
+//! stream: most calls answer with JSON and never need one (making it was a tenth of what the
+//! lane added to an HTTP call).
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use http_body::Frame;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
+use super::detach::{Answer, Detachable};
 use crate::io::writer::LineOut;
 
 /// Events held for a client that reads slower than the call sends; then the sender waits for
@@ -36,19 +42,42 @@ enum Out {
     Answer(Bytes),
 }
 
-/// A new stream: the end the call writes to, and the end the response is made of.
-pub(crate) fn channel() -> (Events, Stream) {
-    let (tx, rx) = mpsc::channel(BACKLOG);
-    (Events(tx), Stream(rx))
+/// The end a call writes its JSON-RPC lines to (shared by the call's parts that write).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Events(Arc<Channel>);
+
+/// The stream's channel, made at its first use (see the module docs).
+#[derive(Debug, Default)]
+struct Channel {
+    tx: OnceLock<mpsc::Sender<Out>>,
+    /// The other end, until the response takes it.
+    rx: Mutex<Option<mpsc::Receiver<Out>>>,
+    /// Woken when the first message is sent.
+    opened: Notify,
 }
 
-/// The end a call writes its JSON-RPC lines to.
-#[derive(Clone, Debug)]
-pub(crate) struct Events(mpsc::Sender<Out>);
-
 impl Events {
+    fn sender(&self) -> &mpsc::Sender<Out> {
+        self.0.tx.get_or_init(|| {
+            let (tx, rx) = mpsc::channel(BACKLOG);
+            *self.receiver_slot() = Some(rx);
+            tx
+        })
+    }
+
+    fn receiver_slot(&self) -> std::sync::MutexGuard<'_, Option<mpsc::Receiver<Out>>> {
+        self.0.rx.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether anything was sent (or the response became an event stream).
+    fn is_open(&self) -> bool {
+        self.0.tx.get().is_some()
+    }
+
     async fn send(&self, out: Out) -> std::io::Result<()> {
-        self.0.send(out).await.map_err(|_| {
+        let tx = self.sender();
+        self.0.opened.notify_one();
+        tx.send(out).await.map_err(|_| {
             std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away")
         })
     }
@@ -59,13 +88,69 @@ impl Events {
             .await
     }
 
-    /// Send the answer (a trailing newline is dropped); the stream ends once every sender is
-    /// gone.
-    pub(crate) async fn send_answer(&self, mut line: Vec<u8>) -> std::io::Result<()> {
+    /// Send the answer (a trailing newline is dropped); the stream ends after it.
+    async fn send_answer(&self, mut line: Vec<u8>) -> std::io::Result<()> {
         if line.last() == Some(&b'\n') {
             line.pop();
         }
         self.send(Out::Answer(Bytes::from(line))).await
+    }
+
+    /// The response to the call `call`, whose parts write to these events: an event stream at
+    /// once when `streaming`, else decided by what comes first (see the module docs). The call
+    /// is driven here while the response waits for it, on its own once the response is an
+    /// event stream (its answer the stream's last event).
+    pub(crate) async fn respond(self, streaming: bool, mut call: Detachable) -> Response {
+        if streaming {
+            return self.event_stream(call);
+        }
+        tokio::select! {
+            biased;
+            () = self.0.opened.notified() => self.event_stream(call),
+            answer = &mut call => match (answer, self.is_open()) {
+                (Some(mut line), false) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    json(Body::from(line))
+                }
+                // Something went out before the answer, or nothing comes (cancelled): a stream.
+                (answer, _) => {
+                    let events = self.clone();
+                    let stream = self.event_stream(Detachable::new(async { None }));
+                    if answer.is_some() {
+                        // Spawned: the stream may hold its backlog until the response is read.
+                        tokio::spawn(async move { events.answer(answer).await });
+                    }
+                    stream
+                }
+            },
+        }
+    }
+
+    /// An event stream of these events; `call` goes on as a task of its own, its answer last.
+    fn event_stream(self, call: Detachable) -> Response {
+        self.sender();
+        let rest = self.receiver_slot().take();
+        let events = self.clone();
+        call.detach(move |answer| async move { events.answer(answer).await });
+        (
+            [
+                (header::CONTENT_TYPE, "text/event-stream"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            Body::new(EventBody { rest }),
+        )
+            .into_response()
+    }
+
+    /// The call's `answer` (if any) as the stream's last event.
+    async fn answer(&self, answer: Answer) {
+        if let Some(line) = answer
+            && let Err(e) = self.send_answer(line).await
+        {
+            tracing::debug!("could not pass an answer to the client: {e}");
+        }
     }
 }
 
@@ -82,24 +167,6 @@ impl LineOut for Events {
     }
 }
 
-/// The response end of a call's stream.
-#[derive(Debug)]
-pub(crate) struct Stream(mpsc::Receiver<Out>);
-
-impl Stream {
-    /// The response: an event stream at once when `streaming`, else decided by what comes
-    /// first (see the module docs).
-    pub(crate) async fn respond(mut self, streaming: bool) -> Response {
-        if streaming {
-            return event_stream(None, self);
-        }
-        match self.0.recv().await {
-            Some(Out::Answer(line)) => json(Body::from(line)),
-            first => event_stream(first, self),
-        }
-    }
-}
-
 /// `body` as a JSON response.
 pub(crate) fn json(body: Body) -> Response {
     let mut response = Response::new(body);
@@ -110,23 +177,11 @@ pub(crate) fn json(body: Body) -> Response {
     response
 }
 
-fn event_stream(first: Option<Out>, rest: Stream) -> Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::new(EventBody { first, rest }),
-    )
-        .into_response()
-}
-
 /// The event stream body: each message one `data:` event, ending after the answer (or when
-/// every sender is gone).
+/// every sender is gone). `None`: taken before (never by this crate): no event.
 #[derive(Debug)]
 struct EventBody {
-    first: Option<Out>,
-    rest: Stream,
+    rest: Option<mpsc::Receiver<Out>>,
 }
 
 fn event(out: Out) -> (Bytes, bool) {
@@ -149,19 +204,18 @@ impl http_body::Body for EventBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let this = self.get_mut();
-        let next = match this.first.take() {
-            Some(out) => Some(out),
-            None => match this.rest.0.poll_recv(cx) {
-                Poll::Ready(next) => next,
-                Poll::Pending => return Poll::Pending,
-            },
+        let Some(rest) = self.get_mut().rest.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let next = match rest.poll_recv(cx) {
+            Poll::Ready(next) => next,
+            Poll::Pending => return Poll::Pending,
         };
         Poll::Ready(next.map(|out| {
             let (bytes, last) = event(out);
             if last {
                 // Nothing follows the answer.
-                this.rest.0.close();
+                rest.close();
             }
             Ok(Frame::data(bytes))
         }))
@@ -187,51 +241,82 @@ mod tests {
         (kind, String::from_utf8(bytes.to_vec()).expect("utf-8"))
     }
 
+    fn answering(line: &'static [u8]) -> Detachable {
+        Detachable::new(async move { Some(line.to_vec()) })
+    }
+
     #[tokio::test]
-    async fn an_answer_alone_is_json_and_anything_before_it_makes_a_stream() {
-        let (events, stream) = channel();
-        events
-            .send_answer(b"{\"id\":1}\n".to_vec())
-            .await
-            .expect("sent");
-        drop(events);
-        let (kind, text) = body(stream.respond(false).await).await;
+    async fn an_answer_alone_is_json_with_no_channel_made() {
+        let events = Events::default();
+        let response = events
+            .clone()
+            .respond(false, answering(b"{\"id\":1}\n"))
+            .await;
+        assert!(!events.is_open());
+        let (kind, text) = body(response).await;
         assert_eq!(
             (kind.as_str(), text.as_str()),
             ("application/json", "{\"id\":1}")
         );
+    }
 
-        let (events, stream) = channel();
-        events
-            .send_event(b"{\"method\":\"sampling/createMessage\"}\n")
-            .await
-            .expect("sent");
-        events
-            .send_answer(b"{\"id\":1}".to_vec())
-            .await
-            .expect("sent");
-        let (kind, text) = body(stream.respond(false).await).await;
+    #[tokio::test]
+    async fn anything_before_the_answer_makes_a_stream_whenever_it_comes() {
+        // Sent in the same poll as the answer.
+        let events = Events::default();
+        let sender = events.clone();
+        let call = Detachable::new(async move {
+            sender
+                .send_event(b"{\"method\":\"sampling/createMessage\"}\n")
+                .await
+                .expect("sent");
+            Some(b"{\"id\":1}".to_vec())
+        });
+        let (kind, text) = body(events.respond(false, call).await).await;
         assert_eq!(kind, "text/event-stream");
         assert_eq!(
             text,
             "data: {\"method\":\"sampling/createMessage\"}\n\ndata: {\"id\":1}\n\n"
         );
+
+        // Sent while the call waits: the response goes out before the answer comes.
+        let events = Events::default();
+        let sender = events.clone();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+        let call = Detachable::new(async move {
+            sender
+                .send_event(b"{\"method\":\"roots/list\"}")
+                .await
+                .expect("sent");
+            let _ = go_rx.await;
+            Some(b"{\"id\":2}".to_vec())
+        });
+        let response = events.respond(false, call).await;
+        go_tx.send(()).expect("the call waits");
+        let (kind, text) = body(response).await;
+        assert_eq!(kind, "text/event-stream");
+        assert_eq!(
+            text,
+            "data: {\"method\":\"roots/list\"}\n\ndata: {\"id\":2}\n\n"
+        );
     }
 
     #[tokio::test]
     async fn a_streaming_call_streams_and_a_cancelled_one_ends_with_no_event() {
-        let (events, stream) = channel();
+        let events = Events::default();
         let progress = events.clone();
-        let response = stream.respond(true).await;
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+        let call = Detachable::new(async move {
+            let _ = go_rx.await;
+            Some(b"{\"id\":1}".to_vec())
+        });
+        let response = events.respond(true, call).await;
         progress
             .send_event(b"{\"method\":\"notifications/progress\"}")
             .await
             .expect("sent");
         drop(progress);
-        events
-            .send_answer(b"{\"id\":1}".to_vec())
-            .await
-            .expect("sent");
+        go_tx.send(()).expect("the call waits");
         let (kind, text) = body(response).await;
         assert_eq!(kind, "text/event-stream");
         assert_eq!(
@@ -239,9 +324,8 @@ mod tests {
             "data: {\"method\":\"notifications/progress\"}\n\ndata: {\"id\":1}\n\n"
         );
 
-        let (events, stream) = channel();
-        drop(events);
-        let (kind, text) = body(stream.respond(false).await).await;
+        let cancelled = Detachable::new(async { None });
+        let (kind, text) = body(Events::default().respond(false, cancelled).await).await;
         assert_eq!((kind.as_str(), text.as_str()), ("text/event-stream", ""));
     }
 }

@@ -31,7 +31,8 @@ use rmcp::model::ErrorData;
 use super::asks::{Asks, StreamSide};
 use super::call::prepare;
 use super::cancels::Cancels;
-use super::events;
+use super::detach::Detachable;
+use super::events::{self, Events};
 use super::request::{Incoming, classify};
 use super::tools_list::ToolsList;
 use crate::call::{hooks::Hooks, watch::Who};
@@ -272,7 +273,6 @@ impl HttpLane {
         // Every POST's body is read here, whichever way it then goes: one judge of a body too
         // large, too slow or broken, for both ways.
         let (mut parts, body) = request.into_parts();
-        parts.extensions.insert(Arc::clone(&client));
         let bytes = match read_body(body, self.max_body, body_timeout).await {
             Ok(bytes) => bytes,
             Err(refusal) => return Outcome::Answered(refusal),
@@ -292,6 +292,8 @@ impl HttpLane {
             }
             self.sessions.through_rmcp(&lease.id);
         }
+        // For the front's layers, which need not ask again (only here: the lane needs none).
+        parts.extensions.insert(client);
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
     }
 
@@ -307,7 +309,7 @@ impl HttpLane {
         match classify(bytes) {
             Incoming::Call(call) => {
                 let headers_trace = TraceContext::from_headers(headers);
-                let (events, stream) = events::channel();
+                let events = Events::default();
                 let streaming = call.progress_token().is_some();
                 let progress = streaming.then(|| Arc::new(events.clone()) as Arc<dyn LineOut>);
                 let side = StreamSide::new(
@@ -335,18 +337,15 @@ impl HttpLane {
                     .calls
                     .register((Arc::clone(&lease.id), Box::<[u8]>::from(call.id())));
                 let ended = lease.ended.clone();
-                // A task of its own: a client whose connection drops does not cancel its call
-                // (the streamable-HTTP spec); its cancel, the call's deadline or the end of its
+                // Driven by this request while it waits, a task of its own when not (see
+                // `detach.rs`): a client whose connection drops does not cancel its call (the
+                // streamable-HTTP spec); its cancel, the call's deadline or the end of its
                 // session do.
-                tokio::spawn(async move {
+                let call = Detachable::new(async move {
                     let _busy = busy;
-                    if let Some(answer) = entry.run(job, Some(&ended)).await
-                        && let Err(e) = events.send_answer(answer).await
-                    {
-                        tracing::debug!("could not pass an answer to the client: {e}");
-                    }
+                    entry.run(job, Some(&ended)).await
                 });
-                Some(stream.respond(streaming).await)
+                Some(events.respond(streaming, call).await)
             }
             Incoming::ListTools(id) => {
                 // As rmcp's way: not before every server has started (up to `--wait`).

@@ -9,13 +9,15 @@
 //! original name and the trace context, writes the line to the server between rmcp's own
 //! messages (`io/writer.rs`), takes the answer out of the server's output by its id before rmcp
 //! reads it (`upstream/lane.rs`) and writes it to the client with the client's id back: one
-//! task per call.
+//! task per call over stdio; over HTTP the call runs in its request's own task while the
+//! request waits for it (`detach.rs`).
 //!
 //! The lane is a transport, not a second set of decisions: a call on it goes through the same
 //! steps as on rmcp's way (`crate::call`: the route and the client's view of it, one deadline,
 //! the watch with limits, metrics, spans and the audit line, the flight that ties the server's
 //! requests to the call, one wording of failures, the result as rmcp's type reads it, namespaced
-//! and capped). It takes a call only when the session and the server both speak a legacy
+//! and capped; a result of text blocks alone, the common one, is told apart as the lane reads
+//! the answer and passes as it is: `crate::protocol::result_shape`). It takes a call only when the session and the server both speak a legacy
 //! protocol generation (up to 2025-11-25: no `resultType` to add), the params hold only `name`,
 //! `arguments` (an object, or none) and `_meta` (whose members pass verbatim but the progress
 //! token, which it maps, and the client's own session keys, which send the call rmcp's way),
@@ -27,6 +29,7 @@ mod asks;
 mod call;
 mod cancels;
 mod chunks;
+mod detach;
 mod events;
 pub(crate) mod http;
 mod request;

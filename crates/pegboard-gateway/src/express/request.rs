@@ -52,8 +52,6 @@ pub(crate) struct Call<'a> {
     trace: TraceMembers<'a>,
     /// Where a member can be put first in `_meta` (just after its `{`), if there is one.
     meta_open: Option<usize>,
-    /// Where a member can be put first in `params` (just after its `{`).
-    params_open: usize,
     /// Where the `arguments` value is, if there is one.
     arguments_at: Option<Range<usize>>,
     /// The tool name as the client wrote it (unescaped).
@@ -82,39 +80,109 @@ struct Message<'a> {
     #[serde(borrow, default)]
     method: Option<&'a str>,
     #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
     #[serde(borrow, default)]
     result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
 }
 
-/// The params of a `tools/call` the lane takes: exactly these members (anything else — a
-/// `task`, a 2026-07-28 retry's answers, a member of a newer protocol — goes rmcp's way, which
-/// decides about it).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: &'a str,
-    #[serde(borrow, default)]
+/// The params members the lane reads of the messages it takes (`tools/call`, `tools/list`,
+/// `initialize`, `notifications/cancelled`), read with the message in its one pass; a member
+/// written `null` reads as absent, as serde reads an `Option`.
+#[derive(Default)]
+struct Params<'a> {
+    name: Option<&'a str>,
     arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", borrow, default)]
     meta: Option<&'a RawValue>,
+    cursor: bool,
+    request_id: Option<&'a RawValue>,
+    protocol_version: Option<&'a str>,
+    /// A member none of these, or one of these twice: a `tools/call` with one goes rmcp's way,
+    /// which decides about it (a `task`, a 2026-07-28 retry's answers, a newer member).
+    odd: bool,
 }
 
-/// The params members the lane reads of `tools/list` and `notifications/cancelled`.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Params<'a> {
-    #[serde(rename = "_meta", default)]
-    meta: Option<IgnoredAny>,
-    #[serde(default)]
-    cursor: Option<IgnoredAny>,
-    #[serde(borrow, default)]
-    request_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    protocol_version: Option<&'a str>,
+/// A params member's name, escaped or not.
+#[derive(Clone, Copy)]
+enum ParamKey {
+    Name,
+    Arguments,
+    Meta,
+    Cursor,
+    RequestId,
+    ProtocolVersion,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ParamKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = ParamKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ParamKey, E> {
+                Ok(match name {
+                    "name" => ParamKey::Name,
+                    "arguments" => ParamKey::Arguments,
+                    "_meta" => ParamKey::Meta,
+                    "cursor" => ParamKey::Cursor,
+                    "requestId" => ParamKey::RequestId,
+                    "protocolVersion" => ParamKey::ProtocolVersion,
+                    _ => ParamKey::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Params<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(Members(std::marker::PhantomData))
+    }
+}
+
+/// Reads [`Params`] (borrowing from the line for `'a`).
+struct Members<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Members<'a> {
+    type Value = Params<'a>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("params, an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Params<'a>, A::Error> {
+        // Raw JSON, `null` read as absent.
+        fn raw<'de, A: serde::de::MapAccess<'de>>(
+            map: &mut A,
+        ) -> Result<Option<&'de RawValue>, A::Error> {
+            let value: &'de RawValue = map.next_value()?;
+            Ok((value.get() != "null").then_some(value))
+        }
+        let mut params = Params::default();
+        let mut seen = [false; 6];
+        while let Some(key) = map.next_key::<ParamKey>()? {
+            match key {
+                ParamKey::Name => params.name = map.next_value()?,
+                ParamKey::Arguments => params.arguments = raw(&mut map)?,
+                ParamKey::Meta => params.meta = raw(&mut map)?,
+                ParamKey::Cursor => params.cursor = raw(&mut map)?.is_some(),
+                ParamKey::RequestId => params.request_id = raw(&mut map)?,
+                ParamKey::ProtocolVersion => params.protocol_version = map.next_value()?,
+                ParamKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    params.odd = true;
+                    continue;
+                }
+            }
+            params.odd |= std::mem::replace(&mut seen[key as usize], true);
+        }
+        Ok(params)
+    }
 }
 
 /// Read `line` (one message, without its newline).
@@ -136,57 +204,57 @@ pub(crate) fn classify<'a>(line: &'a [u8]) -> Incoming<'a> {
             Err(_) => Incoming::Other,
         };
     }
-    let params = |raw: Option<&'a RawValue>| match raw {
-        Some(raw) => serde_json::from_str::<Params<'a>>(raw.get()).ok(),
-        None => None,
-    };
-    match (message.method, message.id) {
-        (Some("tools/call"), Some(id)) => message
-            .params
-            .and_then(|raw| call(line, id, raw))
-            .map_or(Incoming::Other, Incoming::Call),
-        (Some("tools/list"), Some(id)) => {
-            let plain = message.params.is_none()
-                || params(message.params).is_some_and(|p| p.meta.is_none() && p.cursor.is_none());
-            if plain {
+    match (message.method, message.id, message.params) {
+        (Some("tools/call"), Some(id), Some(params)) => {
+            call(line, id, &params).map_or(Incoming::Other, Incoming::Call)
+        }
+        (Some("tools/list"), Some(id), params) => {
+            if params.is_none_or(|p| p.meta.is_none() && !p.cursor) {
                 Incoming::ListTools(&line[range_in(line, id.get())])
             } else {
                 Incoming::Other
             }
         }
-        (Some("initialize"), Some(_)) => Incoming::Initialize {
+        (Some("initialize"), Some(_), params) => Incoming::Initialize {
             // Dates in ISO form compare as strings.
-            legacy: params(message.params)
+            legacy: params
                 .and_then(|p| p.protocol_version)
                 .is_some_and(|v| v < rmcp::model::ProtocolVersion::V_2026_07_28.as_str()),
         },
-        (Some("notifications/cancelled"), None) => match params(message.params) {
+        (
+            Some("notifications/cancelled"),
+            None,
             Some(Params {
                 request_id: Some(id),
                 ..
-            }) => Incoming::Cancelled(&line[range_in(line, id.get())]),
-            _ => Incoming::Other,
-        },
+            }),
+        ) => Incoming::Cancelled(&line[range_in(line, id.get())]),
         _ => Incoming::Other,
     }
 }
 
-/// A `tools/call` the lane can take as it is (see [`CallParams`]): arguments an object (or
-/// none), and a `_meta` whose members go upstream verbatim but for the progress token, which
+/// A `tools/call` the lane can take as it is: params of exactly `name`, `arguments` (an object,
+/// or none) and `_meta`, whose members go upstream verbatim but for the progress token, which
 /// the lane maps (a member of the client's session with the gateway sends it rmcp's way, where
 /// it is dropped: `crate::protocol::meta`).
-fn call<'a>(line: &'a [u8], id: &'a RawValue, raw: &'a RawValue) -> Option<Call<'a>> {
-    let params: CallParams<'a> = serde_json::from_str(raw.get()).ok()?;
-    if let Some(arguments) = params.arguments {
-        let text = arguments.get();
-        if !(text.starts_with('{') || text == "null") {
-            return None;
-        }
+fn call<'a>(line: &'a [u8], id: &'a RawValue, params: &Params<'a>) -> Option<Call<'a>> {
+    if params.odd
+        || params.cursor
+        || params.request_id.is_some()
+        || params.protocol_version.is_some()
+    {
+        return None;
+    }
+    let name = params.name?;
+    if let Some(arguments) = params.arguments
+        && !arguments.get().starts_with('{')
+    {
+        return None;
     }
     let mut token_at = None;
     let mut trace = TraceMembers::default();
     let mut meta_open = None;
-    if let Some(raw_meta) = params.meta.filter(|m| m.get() != "null") {
+    if let Some(raw_meta) = params.meta {
         let members: std::collections::BTreeMap<Cow<'a, str>, &'a RawValue> =
             serde_json::from_str(raw_meta.get()).ok()?;
         for (key, value) in members {
@@ -201,7 +269,7 @@ fn call<'a>(line: &'a [u8], id: &'a RawValue, raw: &'a RawValue) -> Option<Call<
         }
         meta_open = Some(range_in(line, raw_meta.get()).start + 1);
     }
-    let inner = range_in(line, params.name);
+    let inner = range_in(line, name);
     Some(Call {
         line,
         id: range_in(line, id.get()),
@@ -210,9 +278,8 @@ fn call<'a>(line: &'a [u8], id: &'a RawValue, raw: &'a RawValue) -> Option<Call<
         token_at,
         trace,
         meta_open,
-        params_open: range_in(line, raw.get()).start + 1,
         arguments_at: params.arguments.map(|a| range_in(line, a.get())),
-        name: Cow::Borrowed(params.name),
+        name: Cow::Borrowed(name),
     })
 }
 
@@ -276,7 +343,8 @@ impl Call<'_> {
                 _ => None,
             },
             added.as_deref().map(|members| {
-                let at = self.meta_open.unwrap_or(self.params_open);
+                // First in `_meta`, or a `_meta` of its own just after the name's value.
+                let at = self.meta_open.unwrap_or(self.name_at.end);
                 (at..at, Edit::Raw(members))
             }),
         ];
@@ -296,8 +364,8 @@ impl Call<'_> {
         out
     }
 
-    /// `trace`'s members, to put first in `_meta` (or as a `_meta` of their own first in
-    /// `params`), with the separator the place needs.
+    /// `trace`'s members, to put first in `_meta` (or as a `_meta` of their own after the
+    /// name's value in `params`), with the separator the place needs.
     fn trace_members(&self, trace: &crate::telemetry::TraceContext) -> Vec<u8> {
         let mut members = serde_json::Map::new();
         trace.write_meta(&mut members);
@@ -312,7 +380,7 @@ impl Call<'_> {
                 inner.as_bytes().to_vec()
             }
             Some(_) => format!("{inner},").into_bytes(),
-            None => format!("\"_meta\":{object},").into_bytes(),
+            None => format!(",\"_meta\":{object}").into_bytes(),
         }
     }
 }

@@ -72,7 +72,9 @@ pub(crate) async fn get_prompt(
     caller: &Caller<'_>,
 ) -> Result<GetPromptResponse, ErrorData> {
     let name = request.name.clone();
-    let target = match caller.hooks.telemetry.is_some() && visible::prompt(caller.client, &name) {
+    // Looked up only for what records it: the metrics and spans, the audit line's server.
+    let recorded = caller.hooks.telemetry.is_some() || caller.hooks.audit.is_some();
+    let target = match recorded && visible::prompt(caller.client, &name) {
         true => board.prompt_target(&name).await.ok(),
         false => None,
     };
@@ -81,21 +83,33 @@ pub(crate) async fn get_prompt(
         prompt: Some((&name, &t.original)),
     });
     let relayed = relayed::start(caller.who(), "prompts/get", context, to.as_ref());
-    let answer = audited_prompt(board, request, context, caller, relayed.trace_context()).await;
+    let server = to.as_ref().map(|to| to.destination.server());
+    let answer = audited_prompt(
+        board,
+        request,
+        context,
+        caller,
+        (server, relayed.trace_context()),
+    )
+    .await;
     relayed::end(relayed, &answer);
     answer
 }
 
-/// [`get_prompt`] past its metrics and spans: its audit line.
+/// [`get_prompt`] past its metrics and spans: its audit line, naming `server` (the prompt's, when
+/// it is on the board and visible to the caller); `trace` goes upstream.
 async fn audited_prompt(
     board: &PegBoard,
     mut request: GetPromptRequestParams,
     context: &RequestContext<RoleServer>,
     caller: &Caller<'_>,
-    trace: Option<&TraceContext>,
+    (server, trace): (Option<&str>, Option<&TraceContext>),
 ) -> Result<GetPromptResponse, ErrorData> {
     request.meta = upstream_meta(context, trace);
-    let audit = ReadAudit::begin(caller.who(), "prompts/get", &request.name, &request);
+    let mut audit = ReadAudit::begin(caller.who(), "prompts/get", &request.name, &request);
+    if let Some(audit) = &mut audit {
+        audit.server(server);
+    }
     let client = caller.client;
     let outcome = prompt(board, request, context, caller).await;
     if let Some(audit) = audit {

@@ -15,7 +15,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use opentelemetry::trace::{SpanContext, SpanId, TraceFlags, TraceId, TraceState};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 use serde_json::{Map, Value};
@@ -26,6 +26,11 @@ pub const TRACEPARENT: &str = "traceparent";
 pub const TRACESTATE: &str = "tracestate";
 /// `params._meta` / header key of W3C baggage.
 pub const BAGGAGE: &str = "baggage";
+/// The same keys as header names, named once: a name given as `&str` is parsed at each lookup,
+/// and the headers are looked at on every HTTP call.
+const TRACEPARENT_HEADER: HeaderName = HeaderName::from_static(TRACEPARENT);
+const TRACESTATE_HEADER: HeaderName = HeaderName::from_static(TRACESTATE);
+const BAGGAGE_HEADER: HeaderName = HeaderName::from_static(BAGGAGE);
 /// Longest `baggage` carried (the W3C limit).
 pub const BAGGAGE_MAX: usize = 8192;
 /// Longest `tracestate` read (32 members of at most 256 + 1 + 256 characters, and commas).
@@ -120,12 +125,12 @@ impl TraceContext {
     /// headers are one list, joined by commas, as HTTP says).
     #[must_use]
     pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        let mut parents = headers.get_all(TRACEPARENT).iter();
+        let mut parents = headers.get_all(TRACEPARENT_HEADER).iter();
         let parent = parents.next()?.to_str().ok()?;
         if parents.next().is_some() {
             return None; // two traceparents: which one? The spec says neither.
         }
-        let joined = |key: &str| -> Option<String> {
+        let joined = |key: HeaderName| -> Option<String> {
             let parts: Vec<&str> = headers
                 .get_all(key)
                 .iter()
@@ -135,8 +140,8 @@ impl TraceContext {
         };
         Self::parse(
             parent,
-            joined(TRACESTATE).as_deref(),
-            joined(BAGGAGE).as_deref(),
+            joined(TRACESTATE_HEADER).as_deref(),
+            joined(BAGGAGE_HEADER).as_deref(),
         )
     }
 

@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 
 use super::backlog::Backlog;
 use crate::io::{limit::Divert, span::range_in, writer::LineSink};
+use crate::protocol::result_shape::ResultShape;
 
 /// The prefix of the express lane's request ids, as it appears in JSON (with the quote), as a
 /// searcher built once.
@@ -67,7 +68,7 @@ enum Taken {
     Answer {
         n: u64,
         id: Range<usize>,
-        result: bool,
+        result: Option<ResultShape>,
         error: bool,
     },
     Progress(u64),
@@ -165,7 +166,7 @@ impl Lane {
                     n: number(id)?,
                     // With its quotes (the lane's ids have no escapes).
                     id: inner.start.saturating_sub(1)..inner.end + 1,
-                    result: message.result.is_some(),
+                    result: message.result,
                     error: message.error.is_some(),
                 })
             }
@@ -188,9 +189,9 @@ struct Shape<'a> {
     method: Option<&'a str>,
     #[serde(borrow, default)]
     params: Option<ProgressShape<'a>>,
-    // Skipped, not captured: an answer passes on as it is.
+    // Not captured: an answer passes on as it is; its shape is read on the way.
     #[serde(default)]
-    result: Option<IgnoredAny>,
+    result: Option<ResultShape>,
     #[serde(default)]
     error: Option<IgnoredAny>,
 }
@@ -249,15 +250,20 @@ pub(crate) struct Reply {
     line: Vec<u8>,
     /// Where the id is, with its quotes.
     id: Range<usize>,
-    /// Whether it has a `result`.
-    pub(crate) result: bool,
+    /// Its `result`'s shape, if it has one.
+    pub(crate) result: Option<ResultShape>,
     /// Whether it has an `error`.
     pub(crate) error: bool,
 }
 
 impl Reply {
     /// An answer `line` whose id (with its quotes) is at `id`.
-    pub(crate) fn new(line: Vec<u8>, id: Range<usize>, result: bool, error: bool) -> Self {
+    pub(crate) fn new(
+        line: Vec<u8>,
+        id: Range<usize>,
+        result: Option<ResultShape>,
+        error: bool,
+    ) -> Self {
         Self {
             line,
             id,
@@ -300,7 +306,7 @@ mod tests {
             Some(Taken::Answer {
                 n: 7,
                 id: 22..29,
-                result: true,
+                result: Some(ResultShape::Other),
                 error: false
             })
         );
@@ -309,7 +315,7 @@ mod tests {
             Some(Taken::Answer {
                 n: 12,
                 id: 46..54,
-                result: true,
+                result: Some(ResultShape::Plain { is_error: false }),
                 error: false
             })
         );
@@ -318,7 +324,7 @@ mod tests {
             Some(Taken::Answer {
                 n: 2,
                 id: 22..29,
-                result: false,
+                result: None,
                 error: true
             })
         );
@@ -352,7 +358,12 @@ mod tests {
         let line = br#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"pbx-9"}"#;
         let at = line.len() - 8..line.len() - 1;
         assert_eq!(&line[at.clone()], br#""pbx-9""#);
-        let reply = Reply::new(line.to_vec(), at, true, false);
+        let reply = Reply::new(
+            line.to_vec(),
+            at,
+            Some(ResultShape::Plain { is_error: false }),
+            false,
+        );
         assert_eq!(
             String::from_utf8(reply.with_id(b"\"abc\"")).expect("utf-8"),
             r#"{"result":{"content":[{"type":"text","text":"\"id\":1"}]},"jsonrpc":"2.0","id":"abc"}"#

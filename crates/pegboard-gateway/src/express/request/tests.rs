@@ -83,6 +83,19 @@ fn the_trace_context_replaces_the_clients_or_is_added() {
 }
 
 #[test]
+fn null_members_read_as_absent_and_escaped_names_as_themselves() {
+    let c = call(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n\u0061me":"a-b","arguments":null,"_meta":null}}"#,
+    );
+    assert_eq!(c.name, "a-b");
+    assert_eq!(c.arguments(), b"{}");
+    assert_eq!(c.progress_token(), None);
+    let up: serde_json::Value =
+        serde_json::from_slice(&c.upstream_line("pbx-1", "b", None)).expect("JSON");
+    assert_eq!(up["params"]["name"], "b");
+}
+
+#[test]
 fn a_response_with_a_string_id_is_read_as_one() {
     let line = br#"{"jsonrpc":"2.0","id":"pbs-3","result":{"action":"accept"}}"#;
     assert!(matches!(
@@ -126,6 +139,11 @@ fn calls_rmcp_must_judge_and_other_messages_go_the_full_way() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
         // A name with escapes has no bytes to splice.
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a-\u0062"}}"#,
+        // A member twice, written plainly or with escapes: rmcp refuses those.
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"\u0061rguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","cursor":"c"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
         "not json",
     ] {
         assert!(
@@ -136,6 +154,7 @@ fn calls_rmcp_must_judge_and_other_messages_go_the_full_way() {
     for line in [
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
         r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":null,"_meta":null}}"#,
     ] {
         assert!(
             matches!(classify(line.as_bytes()), Incoming::ListTools(b"7")),
