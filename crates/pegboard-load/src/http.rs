@@ -53,17 +53,32 @@ impl Endpoint {
         conn: &mut Conn,
         body: Vec<u8>,
     ) -> Result<(StatusCode, Option<HeaderValue>, Option<Bytes>, Instant)> {
-        let mut request = Request::post(self.path.as_str())
-            .header(HOST, self.host.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL_VERSION);
-        if let Some(session) = &self.session {
-            request = request.header(SESSION, session.clone());
+        let body = Bytes::from(body);
+        let request = || {
+            let mut request = Request::post(self.path.as_str())
+                .header(HOST, self.host.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header("mcp-protocol-version", PROTOCOL_VERSION);
+            if let Some(session) = &self.session {
+                request = request.header(SESSION, session.clone());
+            }
+            request.body(Full::new(body.clone()))
+        };
+        // The gateway closes a keep-alive connection left idle past its header read timeout (10
+        // s), as rounds of many fronts leave them: one closed before the request went out is
+        // opened again, and the request sent on the new one (warm-up absorbs the reconnect).
+        if conn.sender.is_closed() || conn.sender.ready().await.is_err() {
+            *conn = self.connect().await?;
         }
-        let request = request.body(Full::new(Bytes::from(body)))?;
-        conn.sender.ready().await?;
-        let response = conn.sender.send_request(request).await?;
+        let response = match conn.sender.send_request(request()?).await {
+            Err(e) if e.is_closed() || e.is_canceled() => {
+                *conn = self.connect().await?;
+                conn.sender.ready().await?;
+                conn.sender.send_request(request()?).await?
+            }
+            other => other?,
+        };
         let (parts, body) = response.into_parts();
         let session = parts.headers.get(SESSION).cloned();
         let sse = parts

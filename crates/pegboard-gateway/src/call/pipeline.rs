@@ -65,16 +65,17 @@ pub(crate) async fn call_tool(
             .clone()
             .map(|a| AuditArguments::Value(Arc::new(serde_json::Value::Object(a))))
     };
-    let (watch, outcome) = match Watch::begin(caller.who(), &name, Some(id), incoming, arguments) {
-        Ok(mut watch) => {
-            let outcome = forward(board, &name, request, context, caller, &mut watch).await;
-            (watch, outcome)
-        }
-        Err(denied) => {
-            let (watch, denied) = *denied;
-            (watch, Err(denied))
-        }
-    };
+    let (watch, outcome) =
+        match Watch::begin(caller.who(), (&name, None), Some(id), incoming, arguments) {
+            Ok(mut watch) => {
+                let outcome = forward(board, &name, request, context, caller, &mut watch).await;
+                (watch, outcome)
+            }
+            Err(denied) => {
+                let (watch, denied) = *denied;
+                (watch, Err(denied))
+            }
+        };
     let ended = match &outcome {
         Ok(CallToolResponse::Complete(result)) => Ended::Result {
             is_error: result.is_error == Some(true),

@@ -142,13 +142,15 @@ impl<'a> Caller<'a> {
 
 impl Watch {
     /// A `tools/call` of `name` (request `id`) by `caller` begins, with the client's trace
-    /// context `incoming`. `arguments` are taken only when the audit log keeps them.
+    /// context `incoming`; `route` is where it goes when that is known already (the lane's
+    /// calls: their metrics then start with their labels). `arguments` are taken only when the
+    /// audit log keeps them.
     ///
     /// # Errors
     /// [`Failure::Denied`] when the client's limits refuse the call (the refusal is recorded).
     pub(crate) fn begin(
         who: Who<'_>,
-        name: &str,
+        (name, route): (&str, Option<&Route>),
         id: Option<JsonRpcId<'_>>,
         incoming: Option<TraceContext>,
         arguments: impl FnOnce() -> Option<AuditArguments>,
@@ -159,12 +161,18 @@ impl Watch {
             session_id,
             transport,
         } = who;
+        // A call its client's limits refuse is recorded as never routed, on both paths.
+        let admission = client.begin_call();
+        let route = route.filter(|_| admission.is_ok());
         let op = hooks.telemetry.as_ref().map(|t| {
             let mut info = RequestInfo::new("tools/call", transport);
             info.client = Some(client.name());
             info.session_id = session_id;
             info.request_id = id;
             info.parent = incoming.as_ref();
+            if let Some(route) = route {
+                (info.tool, info.server) = (Some(name), Some(route.server_name()));
+            }
             t.start_request(&info)
         });
         let audit = hooks.audit.as_ref().map(|log| Audit {
@@ -193,7 +201,7 @@ impl Watch {
             records,
             _admission: None,
         };
-        match client.begin_call() {
+        match admission {
             Ok(admission) => {
                 watch._admission = Some(admission);
                 Ok(watch)

@@ -89,6 +89,7 @@ pub(crate) fn prepare(
         .hooks
         .telemetry
         .as_ref()
+        .filter(|t| t.exporting_spans())
         .and_then(|_| serde_json::from_slice::<NumberOrString>(call.id()).ok());
     let json_id = id.as_ref().map(|id| match id {
         NumberOrString::Number(n) => JsonRpcId::Number(*n),
@@ -99,7 +100,13 @@ pub(crate) fn prepare(
             call.arguments(),
         )))
     };
-    let (mut watch, refused) = match Watch::begin(who, &call.name, json_id, incoming, arguments) {
+    let (mut watch, refused) = match Watch::begin(
+        who,
+        (&call.name, Some(&route)),
+        json_id,
+        incoming,
+        arguments,
+    ) {
         Ok(watch) => (watch, None),
         Err(denied) => {
             let (watch, denied) = *denied;

@@ -146,11 +146,20 @@ impl ServerOperation {
     pub fn routed(&mut self, server: &str, target: Option<&str>) {
         let key = &self.group.key;
         let method = key.method;
-        let group =
-            self.core
-                .metrics
-                .server_group(method, target, Some(server), Some(&*key.client));
-        self.group = group;
+        // Started with these labels already (the lane knows the route first): no second
+        // lookup. Equal strings give the same group, whatever `server_group` would bound.
+        let tool = match (method.is_tool_call(), target) {
+            (true, Some(target)) => target,
+            (true, None) => super::UNKNOWN,
+            (false, _) => "",
+        };
+        if *key.server != *server || *key.tool != *tool {
+            let group =
+                self.core
+                    .metrics
+                    .server_group(method, target, Some(server), Some(&*key.client));
+            self.group = group;
+        }
         if let (Some(cx), Some(target)) = (&self.span, target) {
             spans::name_target(cx, method, target);
         }
