@@ -15,7 +15,7 @@ mod telemetry_support;
 
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
 use common::observe::{Front, Served, Setup, Way, meta_server, sample, write_config};
@@ -353,8 +353,16 @@ async fn propagation(front: Front, way: Way, tracing: bool) -> Result<()> {
         Way::Express => 2,
         Way::NoExpress => 0,
     };
-    if lane > 0 {
-        gateway.wait_lane_calls(lane).await?;
+    if lane > 0
+        && let Err(e) = gateway.wait_lane_calls(lane).await
+    {
+        // Which gateway, and what it logged: a call that went rmcp's way says why in its log.
+        let log = gateway.log();
+        bail!(
+            "{what}: {e:#}; the lane carried {}; the gateway's last lines: {:#?}",
+            gateway.lane_calls(),
+            &log[log.len().saturating_sub(40)..]
+        );
     }
     assert_eq!(gateway.lane_calls(), lane, "{what}");
 

@@ -70,10 +70,17 @@ pub(crate) fn prepare(
     let hub = route.hub.clone()?;
     let lane = hub.lane()?.clone();
     // The hub's answer is learnt once per connection (the MRTR check asks the same).
-    if hub.speaks_2026(&route.target.peer)
-        || hub.per_session().is_some()
-        || !hub.is_plain(&route.target.original)
-    {
+    let why_not = if hub.speaks_2026(&route.target.peer) {
+        Some("its server speaks 2026-07-28")
+    } else if hub.per_session().is_some() {
+        Some("its server has a connection per session")
+    } else if !hub.is_plain(&route.target.original) {
+        Some("the tool has not answered a plain call on this connection yet")
+    } else {
+        None
+    };
+    if let Some(why_not) = why_not {
+        tracing::trace!(tool = %call.name, "express: rmcp's way, {why_not}");
         return None;
     }
     // The call's time starts now, before anything is sent, as on rmcp's way.
