@@ -18,6 +18,9 @@ use serde_json::{Value, json};
 use common::observe::{Front, Served, Setup, Way, sample, write_config};
 use telemetry_support::prometheus::{Counts, Prometheus, counts, counts_of};
 
+/// What the gateway logs once an ended session is in its metrics.
+const SESSION_RECORDED: &str = "session closed after";
+
 /// 1.5 MiB: over the test server's `maxMessageMib` of 1.
 const HUGE: usize = 3 * 512 * 1024;
 
@@ -304,17 +307,17 @@ async fn prometheus_finds_the_exact_counts_per_tool_and_error_on_both_fronts_and
         .iter()
         .find(|q| q.starts_with("sum by (gen_ai_tool_name) (rate("))
         .expect("a calls/s by tool query");
-    let deadline = tokio::time::Instant::now() + telemetry_support::PATIENCE;
+    // A rate needs two samples of the counter in its window: asked again after each round of
+    // scrapes.
     loop {
         let tools = counts_of(&prometheus.query(rate).await, &["gen_ai_tool_name"]);
         if tools.contains_key(&vec!["units-convert".to_string()]) {
             break;
         }
         assert!(
-            tokio::time::Instant::now() < deadline,
+            prometheus.next_scrapes().await,
             "no rate by tool in {rate}: {tools:?}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
     Ok(())
 }
@@ -326,7 +329,7 @@ async fn a_session_counts_while_open_and_its_duration_when_it_ends() -> Result<(
         dir.path(),
         json!({"units": common::demo_server("units", &[])}),
     )?;
-    let gateway = Served::start(Setup {
+    let mut gateway = Served::start(Setup {
         front: Front::Http,
         way: Way::Express,
         config: &config,
@@ -341,21 +344,16 @@ async fn a_session_counts_while_open_and_its_duration_when_it_ends() -> Result<(
         0.0
     );
     gateway.end_session().await?;
-    // The session's handler ends after the DELETE's answer: wait for its record.
-    let deadline = tokio::time::Instant::now() + common::observe::WAIT;
-    loop {
-        let text = gateway.metrics_text().await?;
-        let ended = sample(&text, "mcp_server_session_duration_seconds_count", &[]);
-        if ended == 1.0 {
-            assert_eq!(sample(&text, "pegboard_sessions", &[]), 0.0, "{text}");
-            return Ok(());
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the ended session was never recorded: {text}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    // The session's handler ends after the DELETE's answer: wait for its record's log line.
+    gateway.wait_log(SESSION_RECORDED, 1).await?;
+    let text = gateway.metrics_text().await?;
+    assert_eq!(
+        sample(&text, "mcp_server_session_duration_seconds_count", &[]),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(sample(&text, "pegboard_sessions", &[]), 0.0, "{text}");
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,13 +9,11 @@ mod common;
 #[path = "../../pegboard-gateway/tests/telemetry_support/mod.rs"]
 mod telemetry_support;
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use pegboard_gateway::status::StatusReport;
 use serde_json::json;
 
-use common::observe::{Front, Served, Setup, WAIT, Way, sample, write_config};
+use common::observe::{Front, Served, Setup, Way, sample, write_config};
 use telemetry_support::chromium::{dom, row, screenshot};
 
 const WIDTH: u32 = 1100;
@@ -69,21 +67,21 @@ async fn gateway(dir: &std::path::Path) -> Result<Served> {
         "{:?}",
         crashed.answer
     );
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let text = gateway.metrics_text().await?;
-        let server = [("pegboard_server", "search")];
-        if sample(&text, "pegboard_server_restarts_total", &server) == 1.0
-            && sample(&text, "pegboard_server_up", &server) == 1.0
-        {
-            break;
-        }
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "search never came back: {text}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // The gateway logs that it has recorded the restart (and the server's state) once it has.
+    gateway
+        .wait_log(
+            "search: up again after a restart (recorded in the metrics)",
+            1,
+        )
+        .await?;
+    let text = gateway.metrics_text().await?;
+    let server = [("pegboard_server", "search")];
+    assert_eq!(
+        sample(&text, "pegboard_server_restarts_total", &server),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(sample(&text, "pegboard_server_up", &server), 1.0, "{text}");
     Ok(gateway)
 }
 

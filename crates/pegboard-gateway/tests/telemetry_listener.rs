@@ -163,8 +163,7 @@ async fn ten_thousand_concurrent_calls_are_all_counted() {
                 };
                 let outcome = (i % 5 == 0).then_some(ErrorType::Timeout);
                 // Yield mid-call so calls interleave across both worker threads.
-                let call = Call::new(server, original, tool, outcome)
-                    .taking(std::time::Duration::from_micros(1));
+                let call = Call::new(server, original, tool, outcome).yielding();
                 drive_one(&t, call, i, None).await;
             })
         })

@@ -19,7 +19,9 @@ use tokio::sync::{Mutex, mpsc, watch};
 pub use super::parity::{Exchange, Front, WAIT, Way};
 
 /// The log filter of these gateways: the lane says `express call` for each call it carries.
-pub const LOG: &str = "warn,pegboard_gateway::express=trace";
+pub const LOG: &str = "warn,pegboard_gateway::express=trace,\
+                       pegboard_gateway::telemetry::operation=debug,\
+                       pegboard_gateway::gateway::observe=debug";
 
 /// `tests/python/NAME` (a server written with the official Python SDK).
 pub fn python_script(name: &str) -> PathBuf {
@@ -246,6 +248,11 @@ impl Served {
     /// Wait until the lane has carried `n` calls.
     pub async fn wait_lane_calls(&mut self, n: usize) -> Result<()> {
         super::wait_for_lines(&mut self.log, "express call", n).await
+    }
+
+    /// Wait until it has logged `n` lines that contain `needle`.
+    pub async fn wait_log(&mut self, needle: &str, n: usize) -> Result<()> {
+        super::wait_for_lines(&mut self.log, needle, n).await
     }
 
     /// Everything it has logged so far.

@@ -44,13 +44,18 @@ async fn update(gateway: &Gateway, telemetry: &Telemetry, placed: &mut HashMap<S
         let service = index.and_then(|i| services.iter().find(|s| s.index == i));
         match service {
             Some(service) if service.state == ServiceState::Running => {
-                if let Some(before) = placed.insert(name.clone(), service.index)
-                    && before != service.index
-                {
+                let restarted = placed
+                    .insert(name.clone(), service.index)
+                    .is_some_and(|before| before != service.index);
+                if restarted {
                     telemetry.server_restarted(name);
                 }
                 telemetry.server_state(name, ServerState::Up, None);
                 telemetry.server_tools(name, service.tools);
+                if restarted {
+                    // After the record, so whoever reads this line finds it counted.
+                    tracing::debug!("{name}: up again after a restart (recorded in the metrics)");
+                }
             }
             _ => {
                 telemetry.server_tools(name, 0);

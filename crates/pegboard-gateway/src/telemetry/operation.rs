@@ -312,7 +312,13 @@ impl SessionGuard {
 
 impl Drop for SessionGuard {
     fn drop(&mut self) {
-        self.core.metrics.session_closed(self.opened.elapsed());
+        let lasted = self.opened.elapsed();
+        self.core.metrics.session_closed(lasted);
+        // After the record, so whoever reads this line finds the session counted.
+        tracing::debug!(
+            "session closed after {:.3} s (recorded in the metrics)",
+            lasted.as_secs_f64()
+        );
     }
 }
 

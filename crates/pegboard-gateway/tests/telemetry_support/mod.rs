@@ -57,8 +57,10 @@ pub struct Call {
     pub server: &'static str,
     /// How it ends.
     pub outcome: Option<ErrorType>,
-    /// How long the "server" takes.
+    /// How long the "server" takes (the duration the metrics measure, not a wait for an event).
     pub latency: Duration,
+    /// Whether the "server" lets other tasks run before it answers.
+    pub yields: bool,
 }
 
 impl Call {
@@ -75,12 +77,21 @@ impl Call {
             server,
             outcome,
             latency: Duration::ZERO,
+            yields: false,
         }
     }
 
     /// The same, taking `latency`.
     pub fn taking(self, latency: Duration) -> Self {
         Self { latency, ..self }
+    }
+
+    /// The same, letting other tasks run before the answer.
+    pub fn yielding(self) -> Self {
+        Self {
+            yields: true,
+            ..self
+        }
     }
 }
 
@@ -109,6 +120,9 @@ pub async fn drive_one(
         let upstream = downstream.upstream(&up);
         if let Some(context) = upstream.trace_context() {
             context.write_meta(&mut meta);
+        }
+        if call.yields {
+            tokio::task::yield_now().await;
         }
         if !call.latency.is_zero() {
             tokio::time::sleep(call.latency).await;
