@@ -9,7 +9,6 @@ use std::sync::Arc;
 use pegboard::{PegBoard, PegBoardError};
 use rmcp::model::{CallToolResult, NumberOrString, ProgressToken, RequestId};
 use rmcp::{ErrorData, ServiceError};
-use tokio_util::sync::CancellationToken;
 
 use axum::body::Bytes;
 
@@ -56,7 +55,7 @@ pub(crate) fn prepare(
     side: Arc<dyn CallSide>,
     progress_out: Option<Arc<dyn LineOut>>,
     headers_trace: Option<TraceContext>,
-) -> Option<Job> {
+) -> Option<Box<Job>> {
     let progress = match (call.progress_token(), progress_out) {
         (None, _) => None,
         (Some(token), Some(out)) => Some(Progress {
@@ -123,7 +122,9 @@ pub(crate) fn prepare(
     let trace = watch.routed(&route, &call.name);
     let waiting = lane.begin(progress.is_some()).ok()?;
     let up_id = lane::request_id(waiting.n);
-    Some(Job {
+    // Boxed: a job is large (its route, records and request), and the futures that run it move
+    // what they hold on each await into the next; a box moves as a pointer.
+    Some(Box::new(Job {
         request: call.upstream_line(&up_id, &route.target.original, trace.as_ref()),
         n: waiting.n,
         waiting: Some(waiting),
@@ -139,7 +140,7 @@ pub(crate) fn prepare(
         watch: Some(watch),
         refused,
         bytes_in: call.len(),
-    })
+    }))
 }
 
 /// One call on the lane (see [`prepare`]).
@@ -177,17 +178,17 @@ impl Drop for Forget {
 
 impl Job {
     /// Send the call and wait for its answer: the line for the client. `None` when the client
-    /// cancelled it or its session `ended`: no answer then, as on rmcp's way; the call is
-    /// cancelled upstream (so it is when the job is dropped before its answer).
+    /// cancelled it or its session ended (both reach the call through `cancelled`: see
+    /// `super::cancels`): no answer then, as on rmcp's way; the call is cancelled upstream (so
+    /// it is when the job is dropped before its answer).
     pub(crate) async fn run(
-        mut self,
+        mut self: Box<Self>,
         cancelled: impl Future<Output = ()>,
-        ended: Option<&CancellationToken>,
     ) -> Option<Vec<u8>> {
         tracing::trace!(tool = %self.name, "express call");
         let _forget = Forget(Arc::clone(&self.lane), self.n);
         let watch = self.watch.take();
-        let (answer, how) = self.answer_of(cancelled, ended).await;
+        let (answer, how) = self.answer_of(cancelled).await;
         if let Some(watch) = watch {
             let bytes_out = answer.as_ref().map_or(0, Vec::len);
             watch.end(how.ended(), self.bytes_in, bytes_out);
@@ -196,11 +197,7 @@ impl Job {
     }
 
     /// The answer line (`None`: cancelled), and how the call ended.
-    async fn answer_of(
-        &mut self,
-        cancelled: impl Future<Output = ()>,
-        ended: Option<&CancellationToken>,
-    ) -> (Option<Vec<u8>>, How) {
+    async fn answer_of(&mut self, cancelled: impl Future<Output = ()>) -> (Option<Vec<u8>>, How) {
         if let Some(refused) = self.refused.take() {
             let line = self.failure(&refused);
             return (Some(line), How::Failed(refused));
@@ -217,16 +214,9 @@ impl Job {
             ProgressToken(NumberOrString::String(Arc::clone(&self.up_id))),
             Flight::new(Arc::clone(&self.side), None),
         );
-        let session_ended = async {
-            match ended {
-                Some(ended) => ended.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
         let outcome = tokio::select! {
             outcome = self.exchange(waiting) => outcome,
             () = cancelled => return (None, How::Failed(Failure::Cancelled)),
-            () = session_ended => return (None, How::Failed(Failure::Cancelled)),
         };
         match outcome {
             Ok(reply) => {

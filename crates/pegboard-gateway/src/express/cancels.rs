@@ -61,6 +61,39 @@ impl<K: Eq + Hash + Clone> Cancels<K> {
             None => false,
         }
     }
+
+    /// Cancel every call whose key `of` says is of a session that ended.
+    pub(crate) fn cancel_where(&self, of: impl Fn(&K) -> bool) {
+        let ended: Vec<_> = {
+            let mut calls = self.lock();
+            let keys: Vec<K> = calls.keys().filter(|k| of(k)).cloned().collect();
+            keys.iter().filter_map(|k| calls.remove(k)).collect()
+        };
+        for cancel in ended {
+            let _ = cancel.send(());
+        }
+    }
+
+    /// Cancel the calls of a session when it ends (`ended`), and from then on each call
+    /// registered under `of`'s keys as it registers ([`Cancelable::cancel_if_ended`]). One task
+    /// per session: the calls wait on their own cancel alone, which costs less per call than
+    /// waiting on the session's end too.
+    pub(crate) fn end_with(
+        self: &Arc<Self>,
+        ended: CancellationToken,
+        of: impl Fn(&K) -> bool + Send + 'static,
+    ) where
+        K: Send + 'static,
+    {
+        let table = Arc::clone(self);
+        // Outside a runtime (it is shutting down) no call runs any more.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                ended.cancelled().await;
+                table.cancel_where(of);
+            });
+        }
+    }
 }
 
 /// A call's place in [`Cancels`], taken out when dropped (however the call ends, also when the
@@ -72,13 +105,18 @@ pub(crate) struct Cancelable<K: Eq + Hash + Clone> {
 }
 
 impl<K: Eq + Hash + Clone> Cancelable<K> {
-    /// Run `job` until it answers (the answer line), or the client cancels it or its session
-    /// `ended` (`None`; the call is cancelled upstream).
-    pub(crate) async fn run(
-        mut self,
-        job: Job,
-        ended: Option<&CancellationToken>,
-    ) -> Option<Vec<u8>> {
+    /// Cancel the call at once when its session `ended` before it registered (after the
+    /// sweep of [`Cancels::end_with`], which did not see it).
+    pub(crate) fn cancel_if_ended(self, ended: &CancellationToken) -> Self {
+        if ended.is_cancelled() {
+            self.table.cancel(&self.key);
+        }
+        self
+    }
+
+    /// Run `job` until it answers (the answer line), or it is cancelled (`None`; the call is
+    /// cancelled upstream).
+    pub(crate) async fn run(mut self, job: Box<Job>) -> Option<Vec<u8>> {
         let cancelled = async {
             // A sender dropped unsent is no cancel: a later call under the same id took its
             // place (see the module docs).
@@ -86,7 +124,7 @@ impl<K: Eq + Hash + Clone> Cancelable<K> {
                 std::future::pending::<()>().await;
             }
         };
-        job.run(cancelled, ended).await
+        job.run(cancelled).await
     }
 }
 
@@ -128,5 +166,25 @@ mod tests {
         let ended = table.register(3);
         drop(ended);
         assert!(table.lock().is_empty(), "an ended call leaves the table");
+    }
+
+    #[tokio::test]
+    async fn a_sessions_end_cancels_its_calls_and_those_that_register_after() {
+        let table = Arc::new(Cancels::<(u8, u8)>::default());
+        let ended = CancellationToken::new();
+        table.end_with(ended.clone(), |(session, _)| *session == 1);
+        let mut running = table.register((1, 1));
+        let mut other = table.register((2, 1));
+        ended.cancel();
+        assert_eq!((&mut running.cancelled).await, Ok(()));
+        let mut late = table.register((1, 2)).cancel_if_ended(&ended);
+        assert_eq!((&mut late.cancelled).await, Ok(()));
+        assert_eq!(
+            other.cancelled.try_recv(),
+            Err(oneshot::error::TryRecvError::Empty),
+            "another session's call goes on"
+        );
+        drop((running, late));
+        assert_eq!(table.lock().len(), 1);
     }
 }

@@ -23,8 +23,9 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use futures::task::AtomicWaker;
 use http_body::Frame;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use super::detach::{Answer, Detachable};
 use crate::io::writer::LineOut;
@@ -52,8 +53,9 @@ struct Channel {
     tx: OnceLock<mpsc::Sender<Out>>,
     /// The other end, until the response takes it.
     rx: Mutex<Option<mpsc::Receiver<Out>>>,
-    /// Woken when the first message is sent.
-    opened: Notify,
+    /// Woken when the first message is sent (an atomic waker, not a `Notify`: the response
+    /// waits on it for every call, and most calls never send one).
+    opened: AtomicWaker,
 }
 
 impl Events {
@@ -76,7 +78,7 @@ impl Events {
 
     async fn send(&self, out: Out) -> std::io::Result<()> {
         let tx = self.sender();
-        self.0.opened.notify_one();
+        self.0.opened.wake();
         tx.send(out).await.map_err(|_| {
             std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away")
         })
@@ -104,9 +106,18 @@ impl Events {
         if streaming {
             return self.event_stream(call);
         }
+        // Ready once the channel is made (`sender` makes it before it wakes the waker).
+        let opened = std::future::poll_fn(|cx| {
+            self.0.opened.register(cx.waker());
+            if self.is_open() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        });
         tokio::select! {
             biased;
-            () = self.0.opened.notified() => self.event_stream(call),
+            () = opened => self.event_stream(call),
             answer = &mut call => match (answer, self.is_open()) {
                 (Some(mut line), false) => {
                     if line.last() == Some(&b'\n') {

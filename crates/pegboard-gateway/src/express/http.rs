@@ -284,8 +284,14 @@ impl HttpLane {
             .filter(|_| self.enabled && self.plain_headers(&parts.headers))
             .and_then(|session| self.sessions.for_lane(session, self.idle))
             // A session serves only the client that opened it (the guard answers the others).
-            .filter(|lease| Arc::ptr_eq(&lease.client, &client));
+            .filter(|lease| Arc::ptr_eq(lease.client(), &client));
         if let Some(lease) = &lease {
+            if lease.first_on_lane {
+                // The session's end cancels its calls on the lane (`Cancels::end_with`).
+                let id = Arc::clone(&lease.id);
+                self.calls
+                    .end_with(lease.ended().clone(), move |(session, _)| *session == id);
+            }
             let busy = self.book.begin(&lease.id);
             if let Some(response) = self.answer(&bytes, lease, &parts.headers, busy).await {
                 return Outcome::Answered(response);
@@ -315,11 +321,11 @@ impl HttpLane {
                 let side = StreamSide::new(
                     Arc::clone(&self.asks),
                     Arc::clone(&lease.id),
-                    lease.peer.clone(),
+                    lease.peer().clone(),
                     events.clone(),
                 );
                 let who = Who {
-                    client: &lease.client,
+                    client: lease.client(),
                     hooks: &self.hooks,
                     session_id: Some(&lease.id),
                     transport: Transport::Tcp,
@@ -335,23 +341,23 @@ impl HttpLane {
                 // Registered before the response goes out: a cancel may follow it at once.
                 let entry = self
                     .calls
-                    .register((Arc::clone(&lease.id), Box::<[u8]>::from(call.id())));
-                let ended = lease.ended.clone();
+                    .register((Arc::clone(&lease.id), Box::<[u8]>::from(call.id())))
+                    .cancel_if_ended(lease.ended());
                 // Driven by this request while it waits, a task of its own when not (see
                 // `detach.rs`): a client whose connection drops does not cancel its call (the
                 // streamable-HTTP spec); its cancel, the call's deadline or the end of its
                 // session do.
                 let call = Detachable::new(async move {
                     let _busy = busy;
-                    entry.run(job, Some(&ended)).await
+                    entry.run(job).await
                 });
                 Some(events.respond(streaming, call).await)
             }
             Incoming::ListTools(id) => {
                 // As rmcp's way: not before every server has started (up to `--wait`).
                 self.startup.wait().await;
-                lease.lists.tools_answered(&lease.client);
-                let body = Body::new(self.tools.answer_body(&self.board, &lease.client, id));
+                lease.lists().tools_answered(lease.client());
+                let body = Body::new(self.tools.answer_body(&self.board, lease.client(), id));
                 Some(events::json(body))
             }
             Incoming::Cancelled(id) => {

@@ -62,6 +62,8 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
         (client, hooks, lists): (Arc<Client>, Hooks, Arc<dyn Lists>),
         on: bool,
     ) -> Arc<Self> {
+        let calls: Arc<Cancels<Box<[u8]>>> = Arc::default();
+        calls.end_with(ended.clone(), |_| true);
         Arc::new_cyclic(|me| Self {
             me: me.clone(),
             board,
@@ -71,7 +73,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
             on,
             legacy_handshake: AtomicBool::new(false),
             legacy: OnceLock::new(),
-            calls: Arc::default(),
+            calls,
             startup,
             tools: ToolsList::default(),
             ended,
@@ -106,7 +108,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
         let Some(me) = self.me.upgrade() else {
             return false;
         };
-        let Ok(ds_id) = serde_json::from_slice::<RequestId>(call.id()) else {
+        let Some(ds_id) = request_id(call.id()) else {
             return false;
         };
         let out = Some(Arc::clone(&self.progress_out));
@@ -120,13 +122,16 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
         let Some(job) = prepare(&self.board, call, who, side, out, None) else {
             return false;
         };
-        let entry = self.calls.register(call.id().into());
-        let ended = self.ended.clone();
+        // The session's end cancels it too (`Cancels::end_with`).
+        let entry = self
+            .calls
+            .register(call.id().into())
+            .cancel_if_ended(&self.ended);
         // Boxed: the call's future is large (its timer, flight and answer), and a task moves
         // what it is given several times on its way to the scheduler; a box moves once.
         tokio::spawn(Box::pin(async move {
             // No answer for a cancelled request, as on rmcp's way.
-            let answer = entry.run(job, Some(&ended)).await;
+            let answer = entry.run(job).await;
             if let Some(line) = answer
                 && let Err(e) = me.out.write_line(&line).await
             {
@@ -172,6 +177,29 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
     }
 }
 
+/// The client's raw id as rmcp reads it (`None`: rmcp would refuse it). Most ids are small
+/// numbers or plain strings, read here without a parser; any other goes through `serde_json`.
+fn request_id(raw: &[u8]) -> Option<RequestId> {
+    if let Some(text) = raw.strip_prefix(b"\"").and_then(|r| r.strip_suffix(b"\""))
+        && !text.iter().any(|&b| b == b'\\' || b < 0x20)
+    {
+        return std::str::from_utf8(text)
+            .ok()
+            .map(|text| RequestId::String(text.into()));
+    }
+    let digits = raw.strip_prefix(b"-").unwrap_or(raw);
+    if (1..=18).contains(&digits.len())
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1)
+    {
+        return std::str::from_utf8(raw)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .map(RequestId::Number);
+    }
+    serde_json::from_slice(raw).ok()
+}
+
 impl<W: AsyncWrite + Unpin + Send + 'static> Divert for StdioLane<W> {
     fn divert(&self, line: &[u8]) -> bool {
         match classify(line) {
@@ -183,6 +211,41 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Divert for StdioLane<W> {
             Incoming::Call(call) => self.peer.get().is_some_and(|peer| self.take(peer, &call)),
             Incoming::Cancelled(id) => self.peer.get().is_some() && self.cancel(id),
             Incoming::ListTools(_) | Incoming::Response { .. } | Incoming::Other => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_read_without_a_parser_are_read_as_rmcp_reads_them() {
+        for raw in [
+            "0",
+            "7",
+            "-3",
+            "123456789012345678",
+            "1234567890123456789",
+            "\"a\"",
+            "\"\"",
+            "\"é\"",
+            "\"a\\\"b\"",
+            "\"\\u0041\"",
+            "01",
+            "1.5",
+            "1e3",
+            "-",
+            "null",
+            "[1]",
+            "{}",
+            "true",
+        ] {
+            assert_eq!(
+                request_id(raw.as_bytes()),
+                serde_json::from_str::<RequestId>(raw).ok(),
+                "{raw}"
+            );
         }
     }
 }

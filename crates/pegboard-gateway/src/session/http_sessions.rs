@@ -6,6 +6,7 @@
 //! whenever the session has not been through rmcp for half that long, keeping it alive.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -27,20 +28,40 @@ struct Open {
     through_rmcp: Mutex<Instant>,
     /// What it was last answered of its lists.
     lists: Arc<dyn Lists>,
+    /// Whether a request of it has come to the lane yet.
+    on_lane: AtomicBool,
 }
 
 /// An open session, as a request of it on the lane needs it.
 pub(crate) struct Lease {
     /// The session id, as kept in the registry (shared).
     pub(crate) id: Arc<str>,
+    /// The session (one reference for its parts: this is made for every request on the lane).
+    open: Arc<Open>,
+    /// This is the session's first request on the lane.
+    pub(crate) first_on_lane: bool,
+}
+
+impl Lease {
     /// The session's connection.
-    pub(crate) peer: Peer<RoleServer>,
+    pub(crate) fn peer(&self) -> &Peer<RoleServer> {
+        &self.open.peer
+    }
+
     /// The client that opened it.
-    pub(crate) client: Arc<Client>,
+    pub(crate) fn client(&self) -> &Arc<Client> {
+        &self.open.client
+    }
+
     /// Cancelled when the session ends.
-    pub(crate) ended: CancellationToken,
+    pub(crate) fn ended(&self) -> &CancellationToken {
+        &self.open.ended
+    }
+
     /// What it was last answered of its lists (the lane's `tools/list` answers too).
-    pub(crate) lists: Arc<dyn Lists>,
+    pub(crate) fn lists(&self) -> &Arc<dyn Lists> {
+        &self.open.lists
+    }
 }
 
 /// The registry (see the module docs).
@@ -66,6 +87,7 @@ impl Sessions {
             ended,
             through_rmcp: Mutex::new(Instant::now()),
             lists,
+            on_lane: AtomicBool::new(false),
         });
         self.map
             .write()
@@ -125,12 +147,12 @@ impl Sessions {
             *through_rmcp = Instant::now();
             return None;
         }
+        drop(through_rmcp);
+        let first_on_lane = !entry.on_lane.swap(true, Ordering::Relaxed);
         Some(Lease {
             id: key,
-            peer: entry.peer.clone(),
-            client: Arc::clone(&entry.client),
-            ended: entry.ended.clone(),
-            lists: Arc::clone(&entry.lists),
+            open: entry,
+            first_on_lane,
         })
     }
 
