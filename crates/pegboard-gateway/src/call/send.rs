@@ -61,7 +61,9 @@ pub(crate) async fn send<C: Future<Output = ()>>(
             Flight::new(side, progress),
         )
     });
+    // Biased: the branches in their order, no random pick per poll.
     let outcome = tokio::select! {
+        biased;
         outcome = wait.deadline.run(handle.await_response()) => {
             outcome.ok_or_else(|| wait.deadline.expired(route.namespace(), name))?
         }

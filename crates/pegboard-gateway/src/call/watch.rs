@@ -249,18 +249,23 @@ impl Watch {
             ..
         } = *records;
         let error = ended.error_type();
+        if op.is_none() && upstream.is_none() && audit.is_none() {
+            return;
+        }
+        // All end here: one clock read for the metrics of both requests and the audit line.
+        let end = Instant::now();
         if let Some(upstream) = upstream {
-            upstream.finish(error);
+            upstream.finish_at(error, end);
         }
         if let Some(op) = op {
-            op.finish(error);
+            op.finish_at(error, end);
         }
         if let (Some(audit), Some(outcome)) = (audit, ended.outcome()) {
             let mut record = AuditRecord::new(audit.client, "tools/call", audit.name, audit.at);
             record.session = audit.session;
             record.server = audit.server;
             record.outcome = outcome;
-            record.elapsed = audit.started.elapsed();
+            record.elapsed = end.saturating_duration_since(audit.started);
             record.bytes_in = u64::try_from(bytes_in).unwrap_or(u64::MAX);
             record.bytes_out = u64::try_from(bytes_out).unwrap_or(u64::MAX);
             record.arguments = audit.arguments;

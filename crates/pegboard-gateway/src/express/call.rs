@@ -214,7 +214,9 @@ impl Job {
             ProgressToken(NumberOrString::String(Arc::clone(&self.up_id))),
             Flight::new(Arc::clone(&self.side), None),
         );
+        // Biased: the branches in their order, no random pick per poll.
         let outcome = tokio::select! {
+            biased;
             outcome = self.exchange(waiting) => outcome,
             () = cancelled => return (None, How::Failed(Failure::Cancelled)),
         };

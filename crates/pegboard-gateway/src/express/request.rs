@@ -187,7 +187,13 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for Members<'a> {
 
 /// Read `line` (one message, without its newline).
 pub(crate) fn classify<'a>(line: &'a [u8]) -> Incoming<'a> {
-    let Ok(message) = serde_json::from_slice::<Message<'_>>(line) else {
+    // The whole line's UTF-8 checked at once, then read as text: `serde_json` then checks no
+    // string again (read from bytes, it checks each one it reads, which cost more than the
+    // rest of the read). A line that is not UTF-8 goes rmcp's way, which refuses it.
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Incoming::Other;
+    };
+    let Ok(message) = serde_json::from_str::<Message<'_>>(text) else {
         return Incoming::Other;
     };
     if message.method.is_none()
@@ -395,6 +401,15 @@ enum Edit<'a> {
 
 /// `text` as a JSON string (quoted, escaped) at the end of `out`.
 fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    // Ids and tool names rarely need an escape: then the text goes between quotes as it is
+    // (serde_json's writer looks each byte up in its escape table).
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // Writing a string into a `Vec` cannot fail.
     let _ = serde_json::to_writer(&mut *out, text);
 }

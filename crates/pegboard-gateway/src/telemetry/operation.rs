@@ -179,15 +179,20 @@ impl ServerOperation {
 
     /// [`ServerOperation::finish`], with the JSON-RPC error message for the span's status.
     pub fn finish_with(mut self, error: Option<ErrorType>, message: Option<&str>) {
-        self.record(error, message);
+        self.record(error, message, Instant::now());
     }
 
-    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>) {
+    /// [`ServerOperation::finish`] at `end`: the time its upstream request ended too, when
+    /// both end at once (one clock read for the two).
+    pub(crate) fn finish_at(mut self, error: Option<ErrorType>, end: Instant) {
+        self.record(error, None, end);
+    }
+
+    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
         if self.done {
             return;
         }
         self.done = true;
-        let end = Instant::now();
         let elapsed = end.saturating_duration_since(self.start);
         self.group.observe(error, elapsed);
         if let Some(server) = &self.group.server {
@@ -204,7 +209,9 @@ impl ServerOperation {
 
 impl Drop for ServerOperation {
     fn drop(&mut self) {
-        self.record(Some(ErrorType::Cancelled), None);
+        if !self.done {
+            self.record(Some(ErrorType::Cancelled), None, Instant::now());
+        }
     }
 }
 
@@ -270,15 +277,21 @@ impl ClientOperation {
 
     /// [`ClientOperation::finish`] with the JSON-RPC error message.
     pub fn finish_with(mut self, error: Option<ErrorType>, message: Option<&str>) {
-        self.record(error, message);
+        self.record(error, message, Instant::now());
     }
 
-    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>) {
+    /// [`ClientOperation::finish`] at `end` (see [`ServerOperation::finish_at`]).
+    pub(crate) fn finish_at(mut self, error: Option<ErrorType>, end: Instant) {
+        self.record(error, None, end);
+    }
+
+    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
         if self.done {
             return;
         }
         self.done = true;
-        self.group.observe(error, self.start.elapsed());
+        self.group
+            .observe(error, end.saturating_duration_since(self.start));
         if let Some(cx) = &self.span {
             spans::end(cx, error, message);
         }
@@ -287,7 +300,9 @@ impl ClientOperation {
 
 impl Drop for ClientOperation {
     fn drop(&mut self) {
-        self.record(Some(ErrorType::Cancelled), None);
+        if !self.done {
+            self.record(Some(ErrorType::Cancelled), None, Instant::now());
+        }
     }
 }
 

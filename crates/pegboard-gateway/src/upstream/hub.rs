@@ -33,7 +33,8 @@ pub struct Hub {
     task_tools: RwLock<HashSet<String>>,
     /// Tools that answered a plain call normally: their arguments need no copy kept for a
     /// task retry, so the hot path allocates nothing extra.
-    plain_tools: RwLock<HashSet<String>>,
+    /// Looked up on every call on the lane (foldhash: tool names are the servers' own).
+    plain_tools: RwLock<HashSet<String, foldhash::fast::RandomState>>,
     /// The newest protocol version the server said it supports (`server/discover`), if it did.
     newest: OnceLock<ProtocolVersion>,
     /// Set on the shared connection of a `"session": "per-client"` server.
@@ -68,7 +69,7 @@ impl Hub {
             flights: Arc::default(),
             downstream: Mutex::new(None),
             task_tools: RwLock::new(HashSet::new()),
-            plain_tools: RwLock::new(HashSet::new()),
+            plain_tools: RwLock::new(HashSet::default()),
             newest: OnceLock::new(),
             per_session: OnceLock::new(),
             lane: OnceLock::new(),

@@ -156,7 +156,13 @@ impl Lane {
     fn taken(line: &[u8]) -> Option<Taken> {
         // Most lines are rmcp's: one fast search tells them apart.
         ID_PREFIX.find(line)?;
-        let message: Shape<'_> = serde_json::from_slice(line).ok()?;
+        // Read as text once its UTF-8 is checked whole (see `express::request::classify`);
+        // a line that is not UTF-8 is read from its bytes, as before, so that an answer with
+        // such bytes where nothing reads them still reaches its call.
+        let message: Shape<'_> = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str(text).ok()?,
+            Err(_) => serde_json::from_slice(line).ok()?,
+        };
         let number = |id: &str| id.strip_prefix("pbx-")?.parse().ok();
         match message.method {
             None => {
@@ -351,6 +357,21 @@ mod tests {
             None
         );
         assert_eq!(taken("not json \"pbx-1"), None);
+        // Not UTF-8 where nothing reads it: still the call's answer (read from its bytes).
+        let mut line =
+            br#"{"jsonrpc":"2.0","id":"pbx-5","error":{"code":1,"message":"m","data":"?"}}"#
+                .to_vec();
+        let at = line.len() - 4;
+        line[at] = 0xff;
+        assert!(std::str::from_utf8(&line).is_err());
+        assert!(matches!(
+            Lane::taken(&line),
+            Some(Taken::Answer {
+                n: 5,
+                error: true,
+                ..
+            })
+        ));
     }
 
     #[test]

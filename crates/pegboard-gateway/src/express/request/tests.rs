@@ -186,3 +186,36 @@ fn initialize_says_whether_it_asks_for_a_legacy_generation() {
         Incoming::Initialize { legacy: false }
     ));
 }
+
+#[test]
+fn strings_are_written_as_serde_json_writes_them() {
+    for text in [
+        "convert",
+        "",
+        "pbx-12",
+        "é ünïcode ☃",
+        "a\"b",
+        "back\\slash",
+        "tab\there",
+        "\u{1}",
+        "\u{7f}",
+        "/slash",
+    ] {
+        let mut out = b"x".to_vec();
+        write_json_string(&mut out, text);
+        let want = serde_json::to_vec(text).expect("a string");
+        assert_eq!(&out[1..], &want[..], "{text:?}");
+    }
+}
+
+#[test]
+fn a_line_that_is_not_utf8_goes_rmcps_way() {
+    let mut line =
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a-b","arguments":{"x":"?"}}}"#
+            .to_vec();
+    let at = line.len() - 5;
+    line[at] = 0xff;
+    assert!(matches!(classify(&line), Incoming::Other));
+    line[at] = b'y';
+    assert!(matches!(classify(&line), Incoming::Call(_)));
+}
