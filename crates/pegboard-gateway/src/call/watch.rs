@@ -172,6 +172,7 @@ impl Watch {
             info.parent = incoming.as_ref();
             if let Some(route) = route {
                 (info.tool, info.server) = (Some(name), Some(route.server_name()));
+                info.original = Some(route.target.original.as_str());
             }
             t.start_request(&info)
         });
@@ -220,7 +221,7 @@ impl Watch {
             audit.server = Some(Arc::from(server));
         }
         if let Some(op) = &mut records.op {
-            op.routed(server, Some(name));
+            op.routed_call(server, name, route.target.original.as_str());
         }
         records.upstream = records.op.as_ref().map(|op| {
             let mut info = UpstreamInfo::new("tools/call", server, route.transport());

@@ -292,7 +292,9 @@ impl HttpLane {
                 self.calls
                     .end_with(lease.ended().clone(), move |(session, _)| *session == id);
             }
-            let busy = self.book.begin(&lease.id);
+            let busy = lease
+                .activity(&self.book)
+                .map(|activity| self.book.begin_on(activity));
             if let Some(response) = self.answer(&bytes, lease, &parts.headers, busy).await {
                 return Outcome::Answered(response);
             }

@@ -12,9 +12,12 @@
 //! another client out.
 //!
 //! "Idle" is "no request in progress": the front marks each request with
-//! [`SessionBook::begin`]. Recency is a counter, not a clock: no time is read.
+//! [`SessionBook::begin`] (or, holding the session's [`Activity`], with
+//! [`SessionBook::begin_on`]: atomics alone, no lock, no lookup — the express lane's way, once
+//! per request). Recency is a counter, not a clock: no time is read.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use foldhash::fast::RandomState;
@@ -26,6 +29,8 @@ use super::errors::LimitError;
 pub struct SessionBook {
     global_max: usize,
     inner: Mutex<Book>,
+    /// The recency counter.
+    tick: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -35,15 +40,20 @@ struct Book {
     per_client: HashMap<Arc<str>, usize, RandomState>,
     /// Reservations not confirmed yet.
     reserved: usize,
-    tick: u64,
 }
 
 #[derive(Debug)]
 struct Entry {
-    id: Arc<str>,
     client: Arc<str>,
-    last_used: u64,
-    busy: usize,
+    activity: Arc<Activity>,
+}
+
+/// A session's requests in progress and when it was last used (read by the book under its
+/// lock, changed by each request without it).
+#[derive(Debug, Default)]
+pub struct Activity {
+    busy: AtomicUsize,
+    last_used: AtomicU64,
 }
 
 /// A session the book gave up to make room: close it before opening the new one.
@@ -72,7 +82,7 @@ pub struct Reservation {
 #[must_use = "the session counts as busy only while this is held"]
 pub struct SessionActivity {
     book: Arc<SessionBook>,
-    id: Arc<str>,
+    activity: Arc<Activity>,
 }
 
 impl SessionBook {
@@ -81,6 +91,7 @@ impl SessionBook {
         Arc::new(Self {
             global_max,
             inner: Mutex::new(Book::default()),
+            tick: AtomicU64::new(0),
         })
     }
 
@@ -145,17 +156,34 @@ impl SessionBook {
     /// is dropped, and becomes the most recently used. `None` for a session the book does not
     /// hold (closed, evicted, or opened before the book).
     pub fn begin(self: &Arc<Self>, id: &str) -> Option<SessionActivity> {
-        let mut book = self.book();
-        book.tick += 1;
-        let tick = book.tick;
-        let entry = book.sessions.get_mut(id)?;
-        entry.busy += 1;
-        entry.last_used = tick;
-        let id = Arc::clone(&entry.id);
-        Some(SessionActivity {
+        let activity = self.activity(id)?;
+        Some(self.begin_on(activity))
+    }
+
+    /// The activity of session `id`, which [`SessionBook::begin_on`] marks without the book's
+    /// lock; `None` for a session the book does not hold.
+    pub fn activity(&self, id: &str) -> Option<Arc<Activity>> {
+        self.book()
+            .sessions
+            .get(id)
+            .map(|entry| Arc::clone(&entry.activity))
+    }
+
+    /// [`SessionBook::begin`] for the session whose `activity` this is. Of a session the book
+    /// has forgotten meanwhile (closed, evicted), it marks nothing the book reads.
+    pub fn begin_on(self: &Arc<Self>, activity: Arc<Activity>) -> SessionActivity {
+        activity.busy.fetch_add(1, Ordering::AcqRel);
+        activity
+            .last_used
+            .store(self.next_tick(), Ordering::Release);
+        SessionActivity {
             book: Arc::clone(self),
-            id,
-        })
+            activity,
+        }
+    }
+
+    fn next_tick(&self) -> u64 {
+        self.tick.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Session `id` ended (the client's DELETE, idle expiry, or the close of an evicted one):
@@ -170,8 +198,8 @@ impl Book {
     fn least_recent_idle(&self, of: impl Fn(&str) -> bool) -> Option<Arc<str>> {
         self.sessions
             .iter()
-            .filter(|(_, e)| e.busy == 0 && of(&e.client))
-            .min_by_key(|(_, e)| e.last_used)
+            .filter(|(_, e)| e.activity.busy.load(Ordering::Acquire) == 0 && of(&e.client))
+            .min_by_key(|(_, e)| e.activity.last_used.load(Ordering::Acquire))
             .map(|(id, _)| Arc::clone(id))
     }
 
@@ -203,15 +231,16 @@ impl Reservation {
     /// The session was opened with `id`: it is now in the book, idle, most recently used.
     pub fn confirm(mut self, id: impl Into<Arc<str>>) {
         self.confirmed = true;
+        let tick = self.book.next_tick();
         let mut book = self.book.book();
         book.reserved = book.reserved.saturating_sub(1);
-        book.tick += 1;
         let id: Arc<str> = id.into();
         let entry = Entry {
-            id: Arc::clone(&id),
             client: Arc::clone(&self.client),
-            last_used: book.tick,
-            busy: 0,
+            activity: Arc::new(Activity {
+                busy: AtomicUsize::new(0),
+                last_used: AtomicU64::new(tick),
+            }),
         };
         if let Some(old) = book.sessions.insert(id, entry) {
             // The same id twice (a session manager reusing ids): the old entry is replaced.
@@ -232,12 +261,10 @@ impl Drop for Reservation {
 
 impl Drop for SessionActivity {
     fn drop(&mut self) {
-        let mut book = self.book.book();
-        book.tick += 1;
-        let tick = book.tick;
-        if let Some(entry) = book.sessions.get_mut(&*self.id) {
-            entry.busy = entry.busy.saturating_sub(1);
-            entry.last_used = tick;
-        }
+        // Used last now: at the end of its request, as at the start.
+        self.activity
+            .last_used
+            .store(self.book.next_tick(), Ordering::Release);
+        self.activity.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -153,3 +153,23 @@ fn a_client_allowed_the_whole_gateway_meets_the_global_cap_and_is_told_so() {
         LimitError::GatewaySessions { limit: 2 }
     );
 }
+
+#[test]
+fn a_request_marked_through_a_kept_activity_counts_as_one_marked_by_id() {
+    let book = SessionBook::new(2);
+    open(&book, "lane", 2, "a").unwrap();
+    open(&book, "lane", 2, "b").unwrap();
+    let a = book.activity("a").expect("held");
+    let busy = book.begin_on(Arc::clone(&a));
+    // At the cap, `a` busy: `b` is the one given up.
+    assert_eq!(open(&book, "lane", 2, "c").unwrap().as_deref(), Some("b"));
+    drop(busy);
+    // `a` idle again but used after `c` was opened: `c` is the least recent now.
+    drop(book.begin_on(Arc::clone(&a)));
+    assert_eq!(open(&book, "lane", 2, "d").unwrap().as_deref(), Some("c"));
+    // A kept activity of a forgotten session marks nothing the book reads.
+    book.closed("a");
+    assert!(book.activity("a").is_none());
+    let _stale = book.begin_on(a);
+    assert_eq!(open(&book, "lane", 2, "e").unwrap(), None);
+}

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::lists::Lists;
 use crate::identity::Client;
+use crate::limits::{Activity, SessionBook};
 
 #[derive(Debug)]
 struct Open {
@@ -30,6 +31,8 @@ struct Open {
     lists: Arc<dyn Lists>,
     /// Whether a request of it has come to the lane yet.
     on_lane: AtomicBool,
+    /// Its activity in the session book, once the lane has looked it up.
+    activity: OnceLock<Arc<Activity>>,
 }
 
 /// An open session, as a request of it on the lane needs it.
@@ -62,6 +65,16 @@ impl Lease {
     pub(crate) fn lists(&self) -> &Arc<dyn Lists> {
         &self.open.lists
     }
+
+    /// Its activity in `book`: looked up at the session's first request on the lane, kept
+    /// for the next ones (`None` while the book does not hold the session).
+    pub(crate) fn activity(&self, book: &SessionBook) -> Option<Arc<Activity>> {
+        if let Some(activity) = self.open.activity.get() {
+            return Some(Arc::clone(activity));
+        }
+        let activity = book.activity(&self.id)?;
+        Some(Arc::clone(self.open.activity.get_or_init(|| activity)))
+    }
 }
 
 /// The registry (see the module docs).
@@ -88,6 +101,7 @@ impl Sessions {
             through_rmcp: Mutex::new(Instant::now()),
             lists,
             on_lane: AtomicBool::new(false),
+            activity: OnceLock::new(),
         });
         self.map
             .write()

@@ -11,10 +11,21 @@ use arc_swap::ArcSwap;
 
 use super::histogram::{AtomicHistogram, SESSION};
 use super::labels::{DEFAULT_CLIENT, DenyReason, Method, UNKNOWN};
-use super::series::{OpGroup, OpKeyRef, SeriesMap};
+use super::series::{MAX_GROUPS, OpGroup, OpKey, OpKeyRef, SeriesMap};
 use super::servers::Servers;
 
 type ClientSet = HashSet<Arc<str>, foldhash::fast::RandomState>;
+
+/// A tool call's two groups: its downstream request's and its upstream request's.
+#[derive(Debug)]
+pub struct ToolCallGroups {
+    /// In `mcp_server_operation_duration_seconds`.
+    pub server: Arc<OpGroup>,
+    /// In `mcp_client_operation_duration_seconds`.
+    pub client: Arc<OpGroup>,
+}
+
+type ToolCallMap = indexmap::IndexMap<OpKey, Arc<ToolCallGroups>, foldhash::fast::RandomState>;
 
 /// All metric state of one gateway.
 #[derive(Debug)]
@@ -29,6 +40,9 @@ pub struct Metrics {
     pub client_ops: SeriesMap,
     /// `mcp_server_session_duration_seconds`.
     pub session_duration: AtomicHistogram,
+    /// Each routed tool call's groups by its labels (see [`Metrics::tool_call_groups`]).
+    tool_calls: ArcSwap<ToolCallMap>,
+    tool_calls_write: Mutex<()>,
     sessions: AtomicI64,
     in_flight: AtomicI64,
     denied: [AtomicU64; DenyReason::ALL.len()],
@@ -44,6 +58,8 @@ impl Default for Metrics {
             server_ops: SeriesMap::default(),
             client_ops: SeriesMap::default(),
             session_duration: AtomicHistogram::new(SESSION),
+            tool_calls: ArcSwap::default(),
+            tool_calls_write: Mutex::new(()),
             sessions: AtomicI64::new(0),
             in_flight: AtomicI64::new(0),
             denied: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -112,6 +128,69 @@ impl Metrics {
         };
         self.server_ops
             .group(key, || self.servers.get(server_value))
+    }
+
+    /// The groups of a `tools/call` of `tool` (a board name; `original` on its server), routed
+    /// to `server`, by `client`: one lookup for both, where [`Metrics::server_group`] and
+    /// [`Metrics::client_group`] make five (each label checked against the config's names,
+    /// then each series). A call touches fewer of the gateway's memory lines this way, which
+    /// is most of what metrics cost a call when calls are few (`crates/pegboard-load`).
+    /// Kept only when every label is the name given (none folded to `_unknown`, which a server
+    /// not registered yet would be).
+    pub fn tool_call_groups(
+        &self,
+        tool: &str,
+        original: &str,
+        server: &str,
+        client: Option<&str>,
+    ) -> Arc<ToolCallGroups> {
+        let client_name = client.unwrap_or(DEFAULT_CLIENT);
+        let key = OpKeyRef {
+            method: Method::ToolsCall,
+            tool,
+            server,
+            client: client_name,
+        };
+        if let Some(groups) = self.tool_calls.load().get(&key)
+            && *groups.client.key.tool == *original
+        {
+            return Arc::clone(groups);
+        }
+        let groups = Arc::new(ToolCallGroups {
+            server: self.server_group(Method::ToolsCall, Some(tool), Some(server), client),
+            client: self.client_group(Method::ToolsCall, Some(original), server),
+        });
+        let named = |k: &OpKey| *k.server == *server && *k.tool != *UNKNOWN;
+        if named(&groups.server.key)
+            && named(&groups.client.key)
+            && *groups.server.key.client == *client_name
+        {
+            self.keep_tool_call(key, &groups);
+        }
+        groups
+    }
+
+    #[cold]
+    fn keep_tool_call(&self, key: OpKeyRef<'_>, groups: &Arc<ToolCallGroups>) {
+        let _guard = self
+            .tool_calls_write
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = self.tool_calls.load_full();
+        if current.len() >= MAX_GROUPS {
+            return;
+        }
+        let mut next = ToolCallMap::clone(&current);
+        next.insert(
+            OpKey {
+                method: key.method,
+                tool: Arc::from(key.tool),
+                server: Arc::from(key.server),
+                client: Arc::from(key.client),
+            },
+            Arc::clone(groups),
+        );
+        self.tool_calls.store(Arc::new(next));
     }
 
     /// The group of an upstream request (`tool` is the server's own name for it).
@@ -192,6 +271,41 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_calls_groups_are_the_ones_looked_up_apart_and_kept_only_when_named() {
+        let m = Metrics::default();
+        m.register_client("ci");
+        // Its server not registered yet: `_unknown`, and not kept.
+        let early = m.tool_call_groups("units-convert", "convert", "units", None);
+        assert_eq!(&*early.server.key.server, UNKNOWN);
+        m.servers.register("units");
+        let a = m.tool_call_groups("units-convert", "convert", "units", None);
+        let b = m.tool_call_groups("units-convert", "convert", "units", None);
+        assert!(Arc::ptr_eq(&a, &b), "kept once named");
+        assert!(Arc::ptr_eq(
+            &a.server,
+            &m.server_group(
+                Method::ToolsCall,
+                Some("units-convert"),
+                Some("units"),
+                None
+            )
+        ));
+        assert!(Arc::ptr_eq(
+            &a.client,
+            &m.client_group(Method::ToolsCall, Some("convert"), "units")
+        ));
+        assert!(a.server.server.is_some(), "with the server's status window");
+        let ci = m.tool_call_groups("units-convert", "convert", "units", Some("ci"));
+        assert_eq!(&*ci.server.key.client, "ci");
+        assert!(Arc::ptr_eq(&ci.client, &a.client));
+        // The same board name for another original (a reload): looked up again.
+        let moved = m.tool_call_groups("units-convert", "convert2", "units", None);
+        assert_eq!(&*moved.client.key.tool, "convert2");
+        let stranger = m.tool_call_groups("units-convert", "convert", "units", Some("x"));
+        assert_eq!(&*stranger.server.key.client, UNKNOWN);
+    }
 
     #[test]
     fn label_values_come_from_the_config_never_from_the_caller() {

@@ -25,6 +25,9 @@ pub struct RequestInfo<'a> {
     pub prompt: Option<&'a str>,
     /// The server (config name) the request is routed to, if any.
     pub server: Option<&'a str>,
+    /// The tool's own name on that server, when routed (`tools/call`): the call's upstream
+    /// request then finds its series with the downstream one's, in one lookup.
+    pub original: Option<&'a str>,
     /// The client's configured name (`None`: `default`).
     pub client: Option<&'a str>,
     /// `Mcp-Session-Id`, if the request is part of a session.
@@ -49,6 +52,7 @@ impl<'a> RequestInfo<'a> {
             tool: None,
             prompt: None,
             server: None,
+            original: None,
             client: None,
             session_id: None,
             request_id: None,
@@ -103,6 +107,8 @@ impl<'a> UpstreamInfo<'a> {
 pub struct ServerOperation {
     core: Arc<Core>,
     group: Arc<OpGroup>,
+    /// Its upstream request's group, when found with this one's (a routed `tools/call`).
+    upstream_group: Option<Arc<OpGroup>>,
     start: Instant,
     span: Option<Context>,
     parent: Option<TraceContext>,
@@ -114,7 +120,16 @@ impl ServerOperation {
         let start = Instant::now();
         let method = Method::parse(info.method);
         let metrics = &core.metrics;
-        let group = metrics.server_group(method, info.tool, info.server, info.client);
+        let (group, upstream_group) = match (method, info.tool, info.server, info.original) {
+            (Method::ToolsCall, Some(tool), Some(server), Some(original)) => {
+                let groups = metrics.tool_call_groups(tool, original, server, info.client);
+                (Arc::clone(&groups.server), Some(Arc::clone(&groups.client)))
+            }
+            _ => (
+                metrics.server_group(method, info.tool, info.server, info.client),
+                None,
+            ),
+        };
         metrics.call_started();
         let span = core.tracer().map(|tracer| {
             let facts = SpanFacts {
@@ -132,6 +147,7 @@ impl ServerOperation {
         Self {
             core: Arc::clone(core),
             group,
+            upstream_group,
             start,
             span,
             parent: info.parent.cloned(),
@@ -165,10 +181,41 @@ impl ServerOperation {
         }
     }
 
+    /// [`ServerOperation::routed`] for a `tools/call` of `tool` (on the board), `original` on
+    /// `server`: its upstream request's series is found with this one's, in one lookup.
+    pub(crate) fn routed_call(&mut self, server: &str, tool: &str, original: &str) {
+        let key = &self.group.key;
+        if *key.server != *server || *key.tool != *tool || self.upstream_group.is_none() {
+            let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
+            let groups = self
+                .core
+                .metrics
+                .tool_call_groups(tool, original, server, client);
+            self.group = Arc::clone(&groups.server);
+            self.upstream_group = Some(Arc::clone(&groups.client));
+        }
+        if let Some(cx) = &self.span {
+            spans::name_target(cx, Method::ToolsCall, tool);
+        }
+    }
+
     /// Begin the upstream request this downstream request makes (its CLIENT span is the child
     /// of this one's SERVER span).
     pub fn upstream(&self, info: &UpstreamInfo<'_>) -> ClientOperation {
-        ClientOperation::start(&self.core, info, self.span.as_ref(), self.parent.as_ref())
+        // The series found with this request's, when it is that request's.
+        let known = self.upstream_group.as_ref().filter(|g| {
+            // Only a `tools/call` has one.
+            info.method == "tools/call"
+                && *g.key.tool == *info.tool.unwrap_or("")
+                && *g.key.server == *info.server
+        });
+        ClientOperation::start(
+            &self.core,
+            info,
+            known,
+            self.span.as_ref(),
+            self.parent.as_ref(),
+        )
     }
 
     /// The request was answered: `error` is `None` on success, `Some(ToolError)` for a
@@ -227,15 +274,20 @@ pub struct ClientOperation {
 }
 
 impl ClientOperation {
+    /// Its series is `group` when the caller found it already, else looked up here.
     pub(crate) fn start(
         core: &Arc<Core>,
         info: &UpstreamInfo<'_>,
+        group: Option<&Arc<OpGroup>>,
         parent_span: Option<&Context>,
         incoming: Option<&TraceContext>,
     ) -> Self {
         let start = Instant::now();
         let method = Method::parse(info.method);
-        let group = core.metrics.client_group(method, info.tool, info.server);
+        let group = match group {
+            Some(group) => Arc::clone(group),
+            None => core.metrics.client_group(method, info.tool, info.server),
+        };
         let span = core.tracer().map(|tracer| {
             let facts = SpanFacts {
                 method,
