@@ -5,8 +5,14 @@
 //! downstream after the call's result (and be dropped there). Forwarding from `receive`, before
 //! rmcp sees the message, keeps the upstream's order: every progress of a call is written
 //! downstream before its result can be.
+//!
+//! rmcp's service loop drops `receive`'s future whenever another of its events comes first (its
+//! `select!`), also while a forward is under way. The forward is therefore held here, with its
+//! message, and finished by the next `receive` before anything else is read: a forward dropped
+//! half-way and the next one would otherwise be written downstream side by side, in either
+//! order (seen: a call's progress `2, 1, 3, …` where the server sent `1, 2, 3, …`).
 
-use std::{borrow::Cow, sync::Arc};
+use std::{borrow::Cow, future::Future, pin::Pin, sync::Arc};
 
 use rmcp::{
     RoleClient,
@@ -17,16 +23,29 @@ use rmcp::{
 
 use super::hub::Hub;
 
+/// A progress notification being forwarded, and the message that carried it (handed to rmcp
+/// once the forward is done).
+struct Forwarding {
+    forward: Pin<Box<dyn Future<Output = ()> + Send>>,
+    message: RxJsonRpcMessage<RoleClient>,
+}
+
 /// `T` with progress forwarded through `hub` as it arrives.
 pub struct ProgressTap<T> {
     inner: T,
     hub: Arc<Hub>,
+    /// A forward a dropped `receive` left unfinished.
+    forwarding: Option<Forwarding>,
 }
 
 impl<T> ProgressTap<T> {
     /// Wrap `inner`.
     pub fn new(inner: T, hub: Arc<Hub>) -> Self {
-        Self { inner, hub }
+        Self {
+            inner,
+            hub,
+            forwarding: None,
+        }
     }
 }
 
@@ -45,14 +64,31 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        if let JsonRpcMessage::Notification(n) = &message
-            && let ServerNotification::ProgressNotification(p) = &n.notification
-            && let Some(flight) = self.hub.flights().by_token(&p.params.progress_token)
-        {
-            flight.forward_progress(p.params.clone()).await;
+        if self.forwarding.is_none() {
+            let message = self.inner.receive().await?;
+            let flight = match &message {
+                JsonRpcMessage::Notification(n) => match &n.notification {
+                    ServerNotification::ProgressNotification(p) => self
+                        .hub
+                        .flights()
+                        .by_token(&p.params.progress_token)
+                        .map(|flight| (flight, p.params.clone())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some((flight, params)) = flight else {
+                return Some(message);
+            };
+            self.forwarding = Some(Forwarding {
+                forward: Box::pin(async move { flight.forward_progress(params).await }),
+                message,
+            });
         }
-        Some(message)
+        // Held in `self` while it runs: if this future is dropped, the next call finishes it.
+        let forwarding = self.forwarding.as_mut()?;
+        (&mut forwarding.forward).await;
+        self.forwarding.take().map(|f| f.message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
