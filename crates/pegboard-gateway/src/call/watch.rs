@@ -221,7 +221,7 @@ impl Watch {
             audit.server = Some(Arc::from(server));
         }
         if let Some(op) = &mut records.op {
-            op.routed_call(server, name, route.target.original.as_str());
+            op.routed(server, name, route.target.original.as_str());
         }
         records.upstream = records.op.as_ref().map(|op| {
             let mut info = UpstreamInfo::new("tools/call", server, route.transport());
@@ -256,10 +256,10 @@ impl Watch {
         // All end here: one clock read for the metrics of both requests and the audit line.
         let end = Instant::now();
         if let Some(upstream) = upstream {
-            upstream.finish_at(error, end);
+            upstream.finish_at(error, None, end);
         }
         if let Some(op) = op {
-            op.finish_at(error, end);
+            op.finish_at(error, None, end);
         }
         if let (Some(audit), Some(outcome)) = (audit, ended.outcome()) {
             let mut record = AuditRecord::new(audit.client, "tools/call", audit.name, audit.at);

@@ -64,11 +64,12 @@ impl<K: Eq + Hash + Clone> Cancels<K> {
 
     /// Cancel every call whose key `of` says is of a session that ended.
     pub(crate) fn cancel_where(&self, of: impl Fn(&K) -> bool) {
-        let ended: Vec<_> = {
-            let mut calls = self.lock();
-            let keys: Vec<K> = calls.keys().filter(|k| of(k)).cloned().collect();
-            keys.iter().filter_map(|k| calls.remove(k)).collect()
-        };
+        // Taken out under the lock, sent after it.
+        let ended: Vec<_> = self
+            .lock()
+            .extract_if(|k, _| of(k))
+            .map(|(_, cancel)| cancel)
+            .collect();
         for cancel in ended {
             let _ = cancel.send(());
         }

@@ -252,6 +252,14 @@ mod tests {
         (kind, String::from_utf8(bytes.to_vec()).expect("utf-8"))
     }
 
+    /// Assert `response` is an event stream of exactly `events`, in order.
+    async fn assert_events(response: Response, events: &[&str]) {
+        let (kind, text) = body(response).await;
+        assert_eq!(kind, "text/event-stream");
+        let want: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        assert_eq!(text, want);
+    }
+
     fn answering(line: &'static [u8]) -> Detachable {
         Detachable::new(async move { Some(line.to_vec()) })
     }
@@ -283,12 +291,11 @@ mod tests {
                 .expect("sent");
             Some(b"{\"id\":1}".to_vec())
         });
-        let (kind, text) = body(events.respond(false, call).await).await;
-        assert_eq!(kind, "text/event-stream");
-        assert_eq!(
-            text,
-            "data: {\"method\":\"sampling/createMessage\"}\n\ndata: {\"id\":1}\n\n"
-        );
+        assert_events(
+            events.respond(false, call).await,
+            &[r#"{"method":"sampling/createMessage"}"#, r#"{"id":1}"#],
+        )
+        .await;
 
         // Sent while the call waits: the response goes out before the answer comes.
         let events = Events::default();
@@ -304,12 +311,7 @@ mod tests {
         });
         let response = events.respond(false, call).await;
         go_tx.send(()).expect("the call waits");
-        let (kind, text) = body(response).await;
-        assert_eq!(kind, "text/event-stream");
-        assert_eq!(
-            text,
-            "data: {\"method\":\"roots/list\"}\n\ndata: {\"id\":2}\n\n"
-        );
+        assert_events(response, &[r#"{"method":"roots/list"}"#, r#"{"id":2}"#]).await;
     }
 
     #[tokio::test]
@@ -328,12 +330,11 @@ mod tests {
             .expect("sent");
         drop(progress);
         go_tx.send(()).expect("the call waits");
-        let (kind, text) = body(response).await;
-        assert_eq!(kind, "text/event-stream");
-        assert_eq!(
-            text,
-            "data: {\"method\":\"notifications/progress\"}\n\ndata: {\"id\":1}\n\n"
-        );
+        assert_events(
+            response,
+            &[r#"{"method":"notifications/progress"}"#, r#"{"id":1}"#],
+        )
+        .await;
 
         let cancelled = Detachable::new(async { None });
         let (kind, text) = body(Events::default().respond(false, cancelled).await).await;

@@ -155,35 +155,12 @@ impl ServerOperation {
         }
     }
 
-    /// The request was routed to `server` (a config name), for `target`: the tool's board name
-    /// (`tools/call`) or the prompt's (`prompts/get`). Its labels and its span's name say so from
-    /// now on; a request never routed keeps the labels it started with (`_unknown` tool, no
-    /// server). Call it only with names on the board: label values are bounded by them.
-    pub fn routed(&mut self, server: &str, target: Option<&str>) {
-        let key = &self.group.key;
-        let method = key.method;
-        // Started with these labels already (the lane knows the route first): no second
-        // lookup. Equal strings give the same group, whatever `server_group` would bound.
-        let tool = match (method.is_tool_call(), target) {
-            (true, Some(target)) => target,
-            (true, None) => super::UNKNOWN,
-            (false, _) => "",
-        };
-        if *key.server != *server || *key.tool != *tool {
-            let group =
-                self.core
-                    .metrics
-                    .server_group(method, target, Some(server), Some(&*key.client));
-            self.group = group;
-        }
-        if let (Some(cx), Some(target)) = (&self.span, target) {
-            spans::name_target(cx, method, target);
-        }
-    }
-
-    /// [`ServerOperation::routed`] for a `tools/call` of `tool` (on the board), `original` on
-    /// `server`: its upstream request's series is found with this one's, in one lookup.
-    pub(crate) fn routed_call(&mut self, server: &str, tool: &str, original: &str) {
+    /// The `tools/call` was routed to `server` (a config name), for `tool` (its board name),
+    /// `original` on that server. Its labels and its span's name say so from now on (a request
+    /// never routed keeps the labels it started with: `_unknown` tool, no server), and its
+    /// upstream request's series is found with this one's, in one lookup. Call it only with
+    /// names on the board: label values are bounded by them.
+    pub(crate) fn routed(&mut self, server: &str, tool: &str, original: &str) {
         let key = &self.group.key;
         if *key.server != *server || *key.tool != *tool || self.upstream_group.is_none() {
             let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
@@ -229,10 +206,10 @@ impl ServerOperation {
         self.record(error, message, Instant::now());
     }
 
-    /// [`ServerOperation::finish`] at `end`: the time its upstream request ended too, when
-    /// both end at once (one clock read for the two).
-    pub(crate) fn finish_at(mut self, error: Option<ErrorType>, end: Instant) {
-        self.record(error, None, end);
+    /// [`ServerOperation::finish_with`] at `end` (the time its upstream request ended too,
+    /// when both end at once: one clock read for the two).
+    pub fn finish_at(mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
+        self.record(error, message, end);
     }
 
     fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
@@ -332,9 +309,9 @@ impl ClientOperation {
         self.record(error, message, Instant::now());
     }
 
-    /// [`ClientOperation::finish`] at `end` (see [`ServerOperation::finish_at`]).
-    pub(crate) fn finish_at(mut self, error: Option<ErrorType>, end: Instant) {
-        self.record(error, None, end);
+    /// [`ClientOperation::finish_with`] at `end` (see [`ServerOperation::finish_at`]).
+    pub fn finish_at(mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
+        self.record(error, message, end);
     }
 
     fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {

@@ -11,7 +11,7 @@ pub mod prometheus;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pegboard_gateway::testing::telemetry::{
     ErrorType, JsonRpcId, MetricsListener, RequestInfo, Telemetry, TraceContext, Transport,
@@ -57,7 +57,8 @@ pub struct Call {
     pub server: &'static str,
     /// How it ends.
     pub outcome: Option<ErrorType>,
-    /// How long the "server" takes (the duration the metrics measure, not a wait for an event).
+    /// How long the "server" takes: both requests end this long after the upstream one began
+    /// (given to the hooks as the end time, not waited for).
     pub latency: Duration,
     /// Whether the "server" lets other tasks run before it answers.
     pub yields: bool,
@@ -97,7 +98,7 @@ impl Call {
 
 /// Run one call's hooks as the pipeline will: the downstream request starts (with the client's
 /// trace context), the upstream request starts and carries a trace context, the "server"
-/// answers after its latency, both end with the outcome. Returns what the upstream request
+/// answers its latency later, both end then with the outcome. Returns what the upstream request
 /// carried in `params._meta`.
 pub async fn drive_one(
     telemetry: &Telemetry,
@@ -124,17 +125,15 @@ pub async fn drive_one(
         if call.yields {
             tokio::task::yield_now().await;
         }
-        if !call.latency.is_zero() {
-            tokio::time::sleep(call.latency).await;
-        }
-        upstream.finish(call.outcome);
+        upstream.finish_at(call.outcome, None, Instant::now() + call.latency);
     }
     let error = if call.tool.is_some() {
         call.outcome
     } else {
         Some(ErrorType::InvalidParams) // an unknown tool: -32602, never sent upstream
     };
-    downstream.finish_with(error, error.map(|_| "the tool failed"));
+    let end = Instant::now() + call.latency;
+    downstream.finish_at(error, error.map(|_| "the tool failed"), end);
     meta
 }
 
