@@ -30,6 +30,8 @@ pub fn init_logging() {
         .with_writer(std::io::stderr)
         .with_env_filter(filter)
         .with_ansi(false)
+        // A closed stderr drops the line; reporting that on stderr would panic.
+        .log_internal_errors(false)
         .try_init();
 }
 

@@ -8,7 +8,7 @@ mod output;
 
 use pegboard_gateway::config;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use clap::Parser;
@@ -74,7 +74,9 @@ fn main() {
         match result {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {}", render_error(&e));
+                // Not `eprintln!`: with stderr closed it panics, and the exit code would say so
+                // instead of 1.
+                let _ = writeln!(std::io::stderr(), "error: {}", render_error(&e));
                 1
             }
         }
@@ -104,6 +106,9 @@ fn init_logging(verbose: u8) {
         .with_env_filter(filter)
         .with_target(verbose > 0)
         .with_ansi(std::io::stderr().is_terminal())
+        // With stderr closed (a supervisor's log pipe gone), a log line is dropped; reporting
+        // that on stderr would panic the task that logged, e.g. the one stopping on SIGTERM.
+        .log_internal_errors(false)
         .init();
 }
 

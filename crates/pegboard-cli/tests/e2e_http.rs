@@ -54,22 +54,78 @@ async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> 
     let text = common::first_text(&result);
     assert_eq!(text, "2 kg = 2000 g");
 
-    let pid = child.id().context("pid")?;
     let started = Instant::now();
-    let kill = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(pid.to_string())
-        .status()?;
-    assert!(kill.success());
-    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
-        .await
-        .context("no exit after SIGTERM")??;
+    let status = common::terminate(&mut child).await?;
     assert!(status.success(), "{status}");
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "shutdown took {:?}",
         started.elapsed()
     );
+    drop(client);
+    Ok(())
+}
+
+/// A supervisor's log pipe can close before the gateway does. With nobody reading its stderr,
+/// the gateway still answers, and SIGTERM still stops it cleanly: its log lines are dropped,
+/// not a panic in the task that logs (before, the one that stops on SIGTERM died, and the
+/// gateway never stopped).
+#[tokio::test]
+async fn with_stderr_closed_it_still_answers_and_stops_on_sigterm() -> Result<()> {
+    use tokio::io::AsyncBufReadExt;
+    tls();
+    let dir = tempfile::tempdir()?;
+    let mut child = tokio::process::Command::new(common::pegboard())
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(common::write_demo_config(dir.path()))
+        .env_remove("PEGBOARD_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().context("stderr")?).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await? {
+            if let Some(url) = common::serving_url(&line) {
+                return Ok(url);
+            }
+        }
+        anyhow::bail!("exited before serving")
+    })
+    .await
+    .context("no line saying where it serves")??;
+    // Nobody reads its stderr from here on.
+    drop(stderr);
+
+    // Each step is bounded: before, a request whose handling logged a line was never answered.
+    let within = Duration::from_secs(30);
+    let client = tokio::time::timeout(
+        within,
+        ().into_dyn()
+            .serve(StreamableHttpClientTransport::from_uri(url.as_str())),
+    )
+    .await
+    .context("no handshake")??;
+    let Value::Object(args) = json!({"value": 3, "from": "km", "to": "m"}) else {
+        unreachable!()
+    };
+    let call = CallToolRequestParams::new("units-convert").with_arguments(args);
+    let result = tokio::time::timeout(within, client.call_tool(call))
+        .await
+        .context("no answer to a call")??;
+    assert_eq!(common::first_text(&result), "3 km = 3000 m");
+    // A call that fails: the gateway logs it (a line nobody reads).
+    let unknown = tokio::time::timeout(
+        within,
+        client.call_tool(CallToolRequestParams::new("no-such-tool")),
+    )
+    .await
+    .context("no answer to a call of an unknown tool")?;
+    assert!(unknown.is_err(), "{unknown:?}");
+
+    let status = common::terminate(&mut child).await?;
+    assert!(status.success(), "{status}");
     drop(client);
     Ok(())
 }

@@ -169,3 +169,53 @@ async fn serve_stdio_keeps_stdout_clean_and_exits_on_eof() -> Result<()> {
     }
     Ok(())
 }
+
+/// A client may close the gateway's stderr (or never read it) while it speaks on stdin and
+/// stdout. Its log lines are then dropped: every request is still answered, and SIGTERM still
+/// stops it with success (before, the first line logged panicked the task that logged it).
+#[tokio::test]
+async fn with_stderr_closed_it_still_answers_and_stops_on_sigterm() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_pegboard"))
+        .arg("serve")
+        .arg("--config")
+        .arg(common::write_demo_config(dir.path()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    // Nobody reads its stderr.
+    drop(child.stderr.take());
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "units-convert", "arguments": {"value": 100, "from": "C", "to": "F"}}}),
+        // Not on the board: the gateway logs it (a line nobody reads), and answers an error.
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no-such-tool"}}),
+    ];
+    for message in &messages {
+        stdin.write_all(format!("{message}\n").as_bytes()).await?;
+    }
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 3 {
+        let line = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+            .await
+            .with_context(|| format!("no answer after {answers:?}"))??
+            .context("eof")?;
+        let v: Value = serde_json::from_str(&line)?;
+        if let Some(id) = v["id"].as_u64() {
+            answers.insert(id, v);
+        }
+    }
+    assert_eq!(answers[&2]["result"]["content"][0]["text"], "100 C = 212 F");
+    assert!(answers[&3].get("error").is_some(), "{}", answers[&3]);
+
+    let status = common::terminate(&mut child).await?;
+    assert!(status.success(), "{status}");
+    Ok(())
+}

@@ -254,7 +254,7 @@ impl Supervisor {
                         }
                         // No more backoff: it starts again once a login stores credentials.
                         Err(e) if crate::oauth::needs_login(&e).is_some() => {
-                            eprintln!("{name}: {e:#}");
+                            crate::io::stderr::line(format_args!("{name}: {e:#}"));
                             crate::oauth::pending().mark(&self.server, tools);
                             Next::WaitLogin
                         }

@@ -67,6 +67,23 @@ pub fn first_text(result: &rmcp::model::CallToolResult) -> String {
         .unwrap_or_default()
 }
 
+/// Send SIGTERM to `child` and wait for it to exit (no exit within 15 s is an error): its status.
+pub async fn terminate(
+    child: &mut tokio::process::Child,
+) -> anyhow::Result<std::process::ExitStatus> {
+    use anyhow::Context;
+    let pid = child.id().context("the child has exited already")?;
+    let kill = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()?;
+    anyhow::ensure!(kill.success(), "kill -TERM {pid}: {kill}");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(15), child.wait())
+        .await
+        .context("no exit within 15 s of SIGTERM")??;
+    Ok(status)
+}
+
 /// The URL in the gateway's `serving ... at http://ADDR/mcp` line on stderr, if this is that line.
 pub fn serving_url(line: &str) -> Option<String> {
     let rest = line.split(" at ").nth(1)?;

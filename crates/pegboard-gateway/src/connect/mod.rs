@@ -78,8 +78,12 @@ pub async fn start_all(
             Err(e) => (Err(e), None, None),
         };
         match (&result, progress) {
-            (Ok(n), Progress::Stderr) => eprintln!("{name}: ready, {n} tool{}", plural(*n)),
-            (Err(e), Progress::Stderr) => eprintln!("{name}: failed: {e:#}"),
+            (Ok(n), Progress::Stderr) => {
+                crate::io::stderr::line(format_args!("{name}: ready, {n} tool{}", plural(*n)));
+            }
+            (Err(e), Progress::Stderr) => {
+                crate::io::stderr::line(format_args!("{name}: failed: {e:#}"));
+            }
             (Ok(n), Progress::Quiet) => tracing::debug!(server = %name, tools = n, "ready"),
             (Err(e), Progress::Quiet) => tracing::error!(server = %name, "failed: {e:#}"),
         }

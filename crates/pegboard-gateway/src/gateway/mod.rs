@@ -370,7 +370,7 @@ fn none_started(started: &Started, config: &Config) -> GatewayError {
 /// The progress lines of startup (`Progress::Stderr`) or their log lines.
 pub(crate) fn report(progress: Progress, line: &str) {
     match progress {
-        Progress::Stderr => eprintln!("pegboard: {line}"),
+        Progress::Stderr => crate::io::stderr::line(format_args!("pegboard: {line}")),
         Progress::Quiet => tracing::info!("{line}"),
     }
 }

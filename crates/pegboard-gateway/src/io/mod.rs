@@ -1,7 +1,8 @@
 //! Layer 1: bytes. Lines in and out of pipes shared by two writers ([`writer`]), wide pipes
 //! ([`pipe`]), the message-size limit on what servers send ([`limit`], [`limit_http`]), the id
 //! scan it needs ([`message_id`]) and the count of its refusals ([`over_limit`]), spans of raw
-//! JSON ([`span`]), and the upstream HTTP client ([`http_client`]). Nothing here knows MCP
+//! JSON ([`span`]), the upstream HTTP client ([`http_client`]), and lines
+//! for the terminal that never panic ([`stderr`]). Nothing here knows MCP
 //! beyond the shape of a JSON-RPC line.
 
 pub(crate) mod http_client;
@@ -11,4 +12,5 @@ mod message_id;
 pub(crate) mod over_limit;
 pub(crate) mod pipe;
 pub(crate) mod span;
+pub(crate) mod stderr;
 pub(crate) mod writer;

@@ -135,7 +135,7 @@ pub async fn login_through_client_in(
         ..LoginOptions::default()
     };
     login_in(store, &server.name, url, oauth, &options, move |auth_url| {
-        eprintln!("{name}: to log in, open {auth_url}");
+        crate::io::stderr::line(format_args!("{name}: to log in, open {auth_url}"));
         let auth_url = auth_url.to_string();
         tokio::spawn(async move {
             match offer_login_url(&peer, &name, &auth_url).await {

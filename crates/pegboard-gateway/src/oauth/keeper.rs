@@ -364,13 +364,13 @@ async fn keep(
                 backoff = BACKOFF_MIN;
             }
             Err(AuthError::TokenRefreshRejected(_) | AuthError::AuthorizationRequired) => {
-                eprintln!(
+                crate::io::stderr::line(format_args!(
                     "{}: {REFUSED}; {}",
                     shared.name,
                     NeedsLogin {
                         server: shared.name.clone()
                     }
-                );
+                ));
                 tracing::warn!(server = %shared.name, "{REFUSED}: a login is needed");
                 mark_needs_login(&shared, REFUSED.to_string());
                 return;

@@ -104,10 +104,10 @@ pub async fn login_in(
     let (listener, moved) = RedirectListener::bind(preferred_port).await?;
     let redirect_uri = listener.redirect_uri();
     if moved {
-        eprintln!(
+        crate::io::stderr::line(format_args!(
             "{name}: port {preferred_port} is busy; listening for the login on port {} instead",
             listener.port()
-        );
+        ));
     }
 
     let client = choose_client(
@@ -147,7 +147,9 @@ pub async fn login_in(
     if options.open_browser
         && let Err(e) = open::that_detached(&auth_url)
     {
-        eprintln!("{name}: could not open a browser ({e}); open the URL above yourself");
+        crate::io::stderr::line(format_args!(
+            "{name}: could not open a browser ({e}); open the URL above yourself"
+        ));
     }
 
     let callback = listener.wait(&state, name, options.timeout).await?;
