@@ -3,12 +3,11 @@
 //! against the config's names, so none is ever a string a client made up.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
-
+use super::copy_on_write::CopyOnWrite;
 use super::histogram::{AtomicHistogram, SESSION};
 use super::labels::{DEFAULT_CLIENT, DenyReason, Method, UNKNOWN};
 use super::series::{MAX_GROUPS, OpGroup, OpKey, OpKeyRef, SeriesMap};
@@ -32,8 +31,7 @@ type ToolCallMap = indexmap::IndexMap<OpKey, Arc<ToolCallGroups>, foldhash::fast
 pub struct Metrics {
     /// The configured servers (gauges, counters, status windows).
     pub servers: Servers,
-    clients: ArcSwap<ClientSet>,
-    clients_write: Mutex<()>,
+    clients: CopyOnWrite<ClientSet>,
     /// `mcp_server_operation_duration_seconds`.
     pub server_ops: SeriesMap,
     /// `mcp_client_operation_duration_seconds`.
@@ -41,8 +39,7 @@ pub struct Metrics {
     /// `mcp_server_session_duration_seconds`.
     pub session_duration: AtomicHistogram,
     /// Each routed tool call's groups by its labels (see [`Metrics::tool_call_groups`]).
-    tool_calls: ArcSwap<ToolCallMap>,
-    tool_calls_write: Mutex<()>,
+    tool_calls: CopyOnWrite<ToolCallMap>,
     sessions: AtomicI64,
     in_flight: AtomicI64,
     denied: [AtomicU64; DenyReason::ALL.len()],
@@ -53,13 +50,11 @@ impl Default for Metrics {
     fn default() -> Self {
         Self {
             servers: Servers::default(),
-            clients: ArcSwap::default(),
-            clients_write: Mutex::new(()),
+            clients: CopyOnWrite::default(),
             server_ops: SeriesMap::default(),
             client_ops: SeriesMap::default(),
             session_duration: AtomicHistogram::new(SESSION),
-            tool_calls: ArcSwap::default(),
-            tool_calls_write: Mutex::new(()),
+            tool_calls: CopyOnWrite::default(),
             sessions: AtomicI64::new(0),
             in_flight: AtomicI64::new(0),
             denied: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -82,16 +77,11 @@ fn tool_label(method: Method, tool: Option<&str>) -> &str {
 impl Metrics {
     /// Let `name` be a `pegboard_client` value (a client of the config).
     pub fn register_client(&self, name: &str) {
-        let _guard = self
-            .clients_write
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let current = self.clients.load_full();
-        if !current.contains(name) {
-            let mut next = ClientSet::clone(&current);
-            next.insert(Arc::from(name));
-            self.clients.store(Arc::new(next));
-        }
+        self.clients.write(|clients| {
+            if !clients.contains(name) {
+                clients.to_mut().insert(Arc::from(name));
+            }
+        });
     }
 
     /// The `pegboard_server` value of `server`: its name when registered, `_unknown` when
@@ -172,25 +162,11 @@ impl Metrics {
 
     #[cold]
     fn keep_tool_call(&self, key: OpKeyRef<'_>, groups: &Arc<ToolCallGroups>) {
-        let _guard = self
-            .tool_calls_write
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let current = self.tool_calls.load_full();
-        if current.len() >= MAX_GROUPS {
-            return;
-        }
-        let mut next = ToolCallMap::clone(&current);
-        next.insert(
-            OpKey {
-                method: key.method,
-                tool: Arc::from(key.tool),
-                server: Arc::from(key.server),
-                client: Arc::from(key.client),
-            },
-            Arc::clone(groups),
-        );
-        self.tool_calls.store(Arc::new(next));
+        self.tool_calls.write(|map| {
+            if map.len() < MAX_GROUPS {
+                map.to_mut().insert(OpKey::from(key), Arc::clone(groups));
+            }
+        });
     }
 
     /// The group of an upstream request (`tool` is the server's own name for it).

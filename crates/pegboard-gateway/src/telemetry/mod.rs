@@ -23,6 +23,7 @@
 // feature (`pegboard_gateway::testing::telemetry`); without it that part is unreachable.
 #![cfg_attr(not(feature = "testing"), allow(dead_code, unused_imports))]
 
+mod copy_on_write;
 mod error;
 mod export;
 mod export_config;

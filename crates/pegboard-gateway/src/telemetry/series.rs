@@ -6,12 +6,12 @@
 //! exists) and records into it when it ends: three relaxed atomic adds.
 
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use indexmap::{Equivalent, IndexMap};
 
+use super::copy_on_write::CopyOnWrite;
 use super::histogram::{AtomicHistogram, OPERATION};
 use super::labels::{ErrorType, Method, UNKNOWN};
 use super::servers::ServerEntry;
@@ -75,6 +75,17 @@ impl Equivalent<OpKey> for OpKeyRef<'_> {
     }
 }
 
+impl From<OpKeyRef<'_>> for OpKey {
+    fn from(key: OpKeyRef<'_>) -> Self {
+        Self {
+            method: key.method,
+            tool: Arc::from(key.tool),
+            server: Arc::from(key.server),
+            client: Arc::from(key.client),
+        }
+    }
+}
+
 /// Outcomes a group tells apart: success, then each [`ErrorType`].
 const OUTCOMES: usize = ErrorType::ALL.len() + 1;
 
@@ -127,8 +138,7 @@ type Map = IndexMap<OpKey, Arc<OpGroup>, foldhash::fast::RandomState>;
 /// The groups of one metric.
 #[derive(Debug)]
 pub struct SeriesMap {
-    map: ArcSwap<Map>,
-    write: Mutex<()>,
+    map: CopyOnWrite<Map>,
     cap: usize,
 }
 
@@ -143,8 +153,7 @@ impl SeriesMap {
     #[must_use]
     pub fn with_cap(cap: usize) -> Self {
         Self {
-            map: ArcSwap::default(),
-            write: Mutex::new(()),
+            map: CopyOnWrite::default(),
             cap,
         }
     }
@@ -165,36 +174,26 @@ impl SeriesMap {
 
     #[cold]
     fn insert(&self, key: OpKeyRef<'_>, server: Option<Arc<ServerEntry>>) -> Arc<OpGroup> {
-        let _guard = self
-            .write
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let current = self.map.load_full();
-        if let Some(group) = current.get(&key) {
-            return Arc::clone(group);
-        }
-        let key = if current.len() >= self.cap && !key.tool.is_empty() && key.tool != UNKNOWN {
-            OpKeyRef {
-                tool: UNKNOWN,
-                ..key
+        self.map.write(|map| {
+            if let Some(group) = map.get(&key) {
+                return Arc::clone(group);
             }
-        } else {
-            key
-        };
-        if let Some(group) = current.get(&key) {
-            return Arc::clone(group);
-        }
-        let owned = OpKey {
-            method: key.method,
-            tool: Arc::from(key.tool),
-            server: Arc::from(key.server),
-            client: Arc::from(key.client),
-        };
-        let group = Arc::new(OpGroup::new(owned.clone(), server));
-        let mut next = Map::clone(&current);
-        next.insert(owned, Arc::clone(&group));
-        self.map.store(Arc::new(next));
-        group
+            let key = if map.len() >= self.cap && !key.tool.is_empty() && key.tool != UNKNOWN {
+                OpKeyRef {
+                    tool: UNKNOWN,
+                    ..key
+                }
+            } else {
+                key
+            };
+            if let Some(group) = map.get(&key) {
+                return Arc::clone(group);
+            }
+            let owned = OpKey::from(key);
+            let group = Arc::new(OpGroup::new(owned.clone(), server));
+            map.to_mut().insert(owned, Arc::clone(&group));
+            group
+        })
     }
 
     /// Every group, in creation order.

@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwap;
 use indexmap::IndexMap;
 
+use super::copy_on_write::CopyOnWrite;
 use super::window::Window;
 
 /// A server's state, as the supervisor sees it.
@@ -146,8 +146,7 @@ type Map = IndexMap<Arc<str>, Arc<ServerEntry>, foldhash::fast::RandomState>;
 /// startup and on reloads, looked up on every call).
 #[derive(Debug, Default)]
 pub struct Servers {
-    map: ArcSwap<Map>,
-    write: Mutex<()>,
+    map: CopyOnWrite<Map>,
 }
 
 impl Servers {
@@ -171,20 +170,15 @@ impl Servers {
         if let Some(entry) = self.get(name) {
             return entry;
         }
-        let _guard = self
-            .write
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let current = self.map.load_full();
-        if let Some(entry) = current.get(name) {
-            return Arc::clone(entry);
-        }
-        let name: Arc<str> = Arc::from(name);
-        let entry = Arc::new(ServerEntry::new(Arc::clone(&name)));
-        let mut next = Map::clone(&current);
-        next.insert(name, Arc::clone(&entry));
-        self.map.store(Arc::new(next));
-        entry
+        self.map.write(|map| {
+            if let Some(entry) = map.get(name) {
+                return Arc::clone(entry);
+            }
+            let name: Arc<str> = Arc::from(name);
+            let entry = Arc::new(ServerEntry::new(Arc::clone(&name)));
+            map.to_mut().insert(name, Arc::clone(&entry));
+            entry
+        })
     }
 
     /// Every entry, in registration order.
