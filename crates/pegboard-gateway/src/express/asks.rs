@@ -17,7 +17,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::events::Events;
+use super::events::Channel;
 use crate::upstream::sides::{Boxed, CallSide, Declared};
 
 /// A client's answer, as it came: its `result` or its `error`.
@@ -56,28 +56,23 @@ impl Asks {
     }
 }
 
-/// The client end of an HTTP call on the lane.
+/// Who an HTTP call on the lane is for: its session, to ask the client through. Kept beside the
+/// call's event channel (`Events::with`), which is then the call's client end ([`CallSide`]):
+/// one allocation for both.
 #[derive(Debug)]
-pub(crate) struct StreamSide {
+pub(crate) struct Caller {
     asks: Arc<Asks>,
     session: Arc<str>,
     peer: Peer<RoleServer>,
-    events: Events,
 }
 
-impl StreamSide {
-    /// The call whose stream `events` is, of `session` (`peer`).
-    pub(crate) fn new(
-        asks: Arc<Asks>,
-        session: Arc<str>,
-        peer: Peer<RoleServer>,
-        events: Events,
-    ) -> Self {
+impl Caller {
+    /// A call of `session` (`peer`), its requests waiting in `asks`.
+    pub(crate) fn new(asks: Arc<Asks>, session: Arc<str>, peer: Peer<RoleServer>) -> Self {
         Self {
             asks,
             session,
             peer,
-            events,
         }
     }
 }
@@ -94,9 +89,10 @@ impl Drop for Asked<'_> {
     }
 }
 
-impl CallSide for StreamSide {
+/// The client end of an HTTP call on the lane: its event stream, and its caller.
+impl CallSide for Channel<Caller> {
     fn declared(&self) -> Declared {
-        match self.peer.peer_info() {
+        match self.side().peer.peer_info() {
             Some(info) => Declared::Capabilities(info.capabilities.clone()),
             None => Declared::Modern,
         }
@@ -105,14 +101,15 @@ impl CallSide for StreamSide {
     fn ask(&self, request: ServerRequest) -> Boxed<'_, Result<ClientResult, ErrorData>> {
         Box::pin(async move {
             let method = method(&request);
-            let n = self.asks.next.fetch_add(1, Ordering::Relaxed);
+            let caller = self.side();
+            let n = caller.asks.next.fetch_add(1, Ordering::Relaxed);
             let id: Box<str> = format!("pbs-{n}").into();
             let (tx, rx) = oneshot::channel();
             let entry = Asked {
-                asks: &self.asks,
-                key: (Arc::clone(&self.session), id.clone()),
+                asks: &caller.asks,
+                key: (Arc::clone(&caller.session), id.clone()),
             };
-            self.asks.table().insert(entry.key.clone(), tx);
+            caller.asks.table().insert(entry.key.clone(), tx);
             // With a progress token, as rmcp's peer sends every request (the same on both ways).
             let mut request = request;
             request
@@ -125,7 +122,7 @@ impl CallSide for StreamSide {
             let line = serde_json::to_vec(&message).map_err(|e| {
                 ErrorData::internal_error(format!("pegboard could not write {method}: {e}"), None)
             })?;
-            self.events.send_event(&line).await.map_err(|e| {
+            self.send_event(&line).await.map_err(|e| {
                 ErrorData::internal_error(format!("pegboard could not reach the client: {e}"), None)
             })?;
             let answer = rx.await.map_err(|_| {
@@ -148,7 +145,7 @@ impl CallSide for StreamSide {
                 ),
             );
             if let Ok(line) = serde_json::to_vec(&message)
-                && let Err(e) = self.events.send_event(&line).await
+                && let Err(e) = self.send_event(&line).await
             {
                 tracing::debug!("could not pass progress to the client: {e}");
             }

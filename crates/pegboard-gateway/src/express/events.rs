@@ -12,7 +12,8 @@
 //!
 //! The stream's channel is made only when something is sent on it or the response is an event
 //! stream: most calls answer with JSON and never need one (making it was a tenth of what the
-//! lane added to an HTTP call).
+//! lane added to an HTTP call). What else the call's writers need (`S`: the client end of the
+//! call, `super::asks`) lives in the same allocation, which they share as `Arc<Channel<S>>`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -43,24 +44,37 @@ enum Out {
     Answer(Bytes),
 }
 
-/// The end a call writes its JSON-RPC lines to (shared by the call's parts that write).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Events(Arc<Channel>);
+/// The end a call writes its JSON-RPC lines to (shared by the call's parts that write), with
+/// `S` beside it.
+#[derive(Debug)]
+pub(crate) struct Events<S>(Arc<Channel<S>>);
 
-/// The stream's channel, made at its first use (see the module docs).
-#[derive(Debug, Default)]
-struct Channel {
+impl<S> Clone for Events<S> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+/// The stream's channel, made at its first use (see the module docs), and `side`.
+#[derive(Debug)]
+pub(crate) struct Channel<S> {
     tx: OnceLock<mpsc::Sender<Out>>,
     /// The other end, until the response takes it.
     rx: Mutex<Option<mpsc::Receiver<Out>>>,
     /// Woken when the first message is sent (an atomic waker, not a `Notify`: the response
     /// waits on it for every call, and most calls never send one).
     opened: AtomicWaker,
+    side: S,
 }
 
-impl Events {
+impl<S> Channel<S> {
+    /// What lives beside the channel.
+    pub(crate) fn side(&self) -> &S {
+        &self.side
+    }
+
     fn sender(&self) -> &mpsc::Sender<Out> {
-        self.0.tx.get_or_init(|| {
+        self.tx.get_or_init(|| {
             let (tx, rx) = mpsc::channel(BACKLOG);
             *self.receiver_slot() = Some(rx);
             tx
@@ -68,17 +82,17 @@ impl Events {
     }
 
     fn receiver_slot(&self) -> std::sync::MutexGuard<'_, Option<mpsc::Receiver<Out>>> {
-        self.0.rx.lock().unwrap_or_else(PoisonError::into_inner)
+        self.rx.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether anything was sent (or the response became an event stream).
     fn is_open(&self) -> bool {
-        self.0.tx.get().is_some()
+        self.tx.get().is_some()
     }
 
     async fn send(&self, out: Out) -> std::io::Result<()> {
         let tx = self.sender();
-        self.0.opened.wake();
+        self.opened.wake();
         tx.send(out).await.map_err(|_| {
             std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away")
         })
@@ -97,6 +111,31 @@ impl Events {
         }
         self.send(Out::Answer(Bytes::from(line))).await
     }
+}
+
+impl<S> std::ops::Deref for Events<S> {
+    type Target = Channel<S>;
+
+    fn deref(&self) -> &Channel<S> {
+        &self.0
+    }
+}
+
+impl<S: Send + Sync + 'static> Events<S> {
+    /// A call's events, with `side` beside them.
+    pub(crate) fn with(side: S) -> Self {
+        Self(Arc::new(Channel {
+            tx: OnceLock::new(),
+            rx: Mutex::new(None),
+            opened: AtomicWaker::new(),
+            side,
+        }))
+    }
+
+    /// The shared channel, for the call's parts that write to it (as a `dyn` of theirs).
+    pub(crate) fn shared(&self) -> Arc<Channel<S>> {
+        Arc::clone(&self.0)
+    }
 
     /// The response to the call `call`, whose parts write to these events: an event stream at
     /// once when `streaming`, else decided by what comes first (see the module docs). The call
@@ -108,7 +147,7 @@ impl Events {
         }
         // Ready once the channel is made (`sender` makes it before it wakes the waker).
         let opened = std::future::poll_fn(|cx| {
-            self.0.opened.register(cx.waker());
+            self.opened.register(cx.waker());
             if self.is_open() {
                 Poll::Ready(())
             } else {
@@ -169,7 +208,7 @@ fn trimmed(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\n").unwrap_or(line)
 }
 
-impl LineOut for Events {
+impl<S: Send + Sync> LineOut for Channel<S> {
     fn write_line<'a>(
         &'a self,
         line: &'a [u8],
@@ -266,7 +305,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_alone_is_json_with_no_channel_made() {
-        let events = Events::default();
+        let events = Events::with(());
         let response = events
             .clone()
             .respond(false, answering(b"{\"id\":1}\n"))
@@ -282,7 +321,7 @@ mod tests {
     #[tokio::test]
     async fn anything_before_the_answer_makes_a_stream_whenever_it_comes() {
         // Sent in the same poll as the answer.
-        let events = Events::default();
+        let events = Events::with(());
         let sender = events.clone();
         let call = Detachable::new(async move {
             sender
@@ -298,7 +337,7 @@ mod tests {
         .await;
 
         // Sent while the call waits: the response goes out before the answer comes.
-        let events = Events::default();
+        let events = Events::with(());
         let sender = events.clone();
         let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
         let call = Detachable::new(async move {
@@ -316,7 +355,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_streaming_call_streams_and_a_cancelled_one_ends_with_no_event() {
-        let events = Events::default();
+        let events = Events::with(());
         let progress = events.clone();
         let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
         let call = Detachable::new(async move {
@@ -337,7 +376,7 @@ mod tests {
         .await;
 
         let cancelled = Detachable::new(async { None });
-        let (kind, text) = body(Events::default().respond(false, cancelled).await).await;
+        let (kind, text) = body(Events::with(()).respond(false, cancelled).await).await;
         assert_eq!((kind.as_str(), text.as_str()), ("text/event-stream", ""));
     }
 }

@@ -28,7 +28,7 @@ use http_body_util::BodyExt;
 use pegboard::PegBoard;
 use rmcp::model::ErrorData;
 
-use super::asks::{Asks, StreamSide};
+use super::asks::{Asks, Caller};
 use super::call::prepare;
 use super::cancels::Cancels;
 use super::detach::Detachable;
@@ -317,15 +317,13 @@ impl HttpLane {
         match classify(bytes) {
             Incoming::Call(call) => {
                 let headers_trace = TraceContext::from_headers(headers);
-                let events = Events::default();
-                let streaming = call.progress_token().is_some();
-                let progress = streaming.then(|| Arc::new(events.clone()) as Arc<dyn LineOut>);
-                let side = StreamSide::new(
+                let events = Events::with(Caller::new(
                     Arc::clone(&self.asks),
                     Arc::clone(&lease.id),
                     lease.peer().clone(),
-                    events.clone(),
-                );
+                ));
+                let streaming = call.progress_token().is_some();
+                let progress = streaming.then(|| events.shared() as Arc<dyn LineOut>);
                 let who = Who {
                     client: lease.client(),
                     hooks: &self.hooks,
@@ -336,7 +334,7 @@ impl HttpLane {
                     &self.board,
                     &call,
                     who,
-                    Arc::new(side),
+                    events.shared(),
                     progress,
                     headers_trace,
                 )?;
