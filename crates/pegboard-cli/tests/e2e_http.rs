@@ -72,29 +72,10 @@ async fn serve_http_with_token_lists_calls_and_stops_on_sigterm() -> Result<()> 
 /// gateway never stopped).
 #[tokio::test]
 async fn with_stderr_closed_it_still_answers_and_stops_on_sigterm() -> Result<()> {
-    use tokio::io::AsyncBufReadExt;
     tls();
     let dir = tempfile::tempdir()?;
-    let mut child = tokio::process::Command::new(common::pegboard())
-        .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(common::write_demo_config(dir.path()))
-        .env_remove("PEGBOARD_TOKEN")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let mut stderr = tokio::io::BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let url = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = stderr.next_line().await? {
-            if let Some(url) = common::serving_url(&line) {
-                return Ok(url);
-            }
-        }
-        anyhow::bail!("exited before serving")
-    })
-    .await
-    .context("no line saying where it serves")??;
+    let config = common::write_demo_config(dir.path());
+    let (mut child, url, stderr) = common::serve_http_unread(&config, &[], &[]).await?;
     // Nobody reads its stderr from here on.
     drop(stderr);
 

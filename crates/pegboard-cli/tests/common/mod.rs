@@ -163,10 +163,36 @@ pub async fn serve_http_logged(
 /// stderr line in which `url_of` finds the URL it serves at: the child and that URL. Its stderr
 /// keeps being drained so it never blocks on it.
 pub async fn spawn_serving(
-    mut command: tokio::process::Command,
+    command: tokio::process::Command,
     within: std::time::Duration,
     url_of: impl Fn(&str) -> Option<String>,
 ) -> anyhow::Result<(tokio::process::Child, String)> {
+    let (child, url, mut stderr) = until_serving(command, within, url_of).await?;
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    Ok((child, url))
+}
+
+/// The rest of a child's stderr, unread.
+pub type StderrLines = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>;
+
+/// [`serve_http`], its stderr handed back unread from the serving line on: dropped, nobody
+/// reads it any more.
+pub async fn serve_http_unread(
+    config: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<(tokio::process::Child, String, StderrLines)> {
+    let command = serve_http_command(config, extra, env);
+    until_serving(command, std::time::Duration::from_secs(30), serving_url).await
+}
+
+/// Start `command` as [`spawn_serving`] does and read its stderr up to the serving line: the
+/// child, its URL and the rest of its stderr.
+async fn until_serving(
+    mut command: tokio::process::Command,
+    within: std::time::Duration,
+    url_of: impl Fn(&str) -> Option<String>,
+) -> anyhow::Result<(tokio::process::Child, String, StderrLines)> {
     use anyhow::Context;
     use tokio::io::AsyncBufReadExt;
     let mut child = spawn_stderr_piped(&mut command)?;
@@ -182,8 +208,7 @@ pub async fn spawn_serving(
     })
     .await
     .context("no line saying where it serves")??;
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    Ok((child, url))
+    Ok((child, url, stderr))
 }
 
 /// server-everything over streamable HTTP on a free port (it takes `PORT` and says when it

@@ -66,18 +66,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         if self.forwarding.is_none() {
             let message = self.inner.receive().await?;
-            let flight = match &message {
-                JsonRpcMessage::Notification(n) => match &n.notification {
-                    ServerNotification::ProgressNotification(p) => self
-                        .hub
-                        .flights()
-                        .by_token(&p.params.progress_token)
-                        .map(|flight| (flight, p.params.clone())),
-                    _ => None,
-                },
-                _ => None,
+            let progress = if let JsonRpcMessage::Notification(n) = &message
+                && let ServerNotification::ProgressNotification(p) = &n.notification
+                && let Some(flight) = self.hub.flights().by_token(&p.params.progress_token)
+            {
+                Some((flight, p.params.clone()))
+            } else {
+                None
             };
-            let Some((flight, params)) = flight else {
+            let Some((flight, params)) = progress else {
                 return Some(message);
             };
             self.forwarding = Some(Forwarding {
