@@ -18,10 +18,17 @@ use tokio::sync::{Mutex, mpsc, watch};
 
 pub use super::parity::{Exchange, Front, WAIT, Way};
 
-/// The log filter of these gateways: the lane says `express call` for each call it carries.
+/// The log filter of these gateways: the lane says `express call` for each call it carries,
+/// and [`SESSION_UP`] once a session's calls may take it.
 pub const LOG: &str = "warn,pegboard_gateway::express=trace,\
+                       pegboard_gateway::session::http_sessions=debug,\
                        pegboard_gateway::telemetry::operation=debug,\
                        pegboard_gateway::gateway::observe=debug";
+
+/// What the gateway logs once the lane knows a session (stdio: after rmcp answered
+/// `initialize`; HTTP: once rmcp handled `initialized`). Before, the session's calls go rmcp's
+/// way whatever they are.
+const SESSION_UP: &str = "express: the session is up";
 
 /// `tests/python/NAME` (a server written with the official Python SDK).
 pub fn python_script(name: &str) -> PathBuf {
@@ -146,6 +153,8 @@ impl Served {
                 (Session::Http(client), Some(url))
             }
         };
+        // Which way a call goes is then up to the lane alone, not to when the session got there.
+        super::wait_for_lines(&mut log, SESSION_UP, 1).await?;
         Ok(Self {
             front: setup.front,
             way: setup.way,

@@ -88,9 +88,16 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
     pub(crate) fn start(&self, peer: Peer<RoleServer>) {
         let legacy = legacy_client(&peer);
         let _ = self.legacy.set(legacy);
-        if legacy && self.on {
+        let on = legacy && self.on;
+        if on {
             let _ = self.peer.set(peer);
         }
+        // Until now every call went rmcp's way: rmcp serves the session as soon as it has
+        // answered `initialize`, and this runs after (whenever the task that awaited it runs).
+        tracing::debug!(
+            "express: the session is up (the lane is {})",
+            if on { "on" } else { "off" }
+        );
     }
 
     /// Whether a `tools/list` may take the lane now (see [`StdioLane::legacy_handshake`]).

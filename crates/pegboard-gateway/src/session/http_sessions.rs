@@ -107,6 +107,8 @@ impl Sessions {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.into(), entry);
+        // Its calls went rmcp's way until now (this runs when rmcp handles `initialized`).
+        tracing::debug!("express: the session is up (id {id})");
     }
 
     /// The session `id` is gone (its connection closed).
