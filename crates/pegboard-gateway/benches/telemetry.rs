@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pegboard_gateway::testing::telemetry::{
-    ErrorType, RequestInfo, Telemetry, TelemetryOptions, TraceContext, TraceExport, Transport,
-    UpstreamInfo,
+    ErrorType, Method, RequestInfo, Telemetry, TelemetryOptions, TraceContext, TraceExport,
+    Transport, UpstreamInfo,
 };
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -46,15 +46,15 @@ fn one_call(
         black_box(parent.map(TraceContext::child));
         return;
     };
-    let mut info = RequestInfo::new("tools/call", Transport::Pipe);
+    let mut info = RequestInfo::new(Method::ToolsCall, Transport::Pipe);
     info.tool = Some("units-convert");
     info.server = Some("units");
     info.client = Some("ci");
     info.parent = parent;
     let call = t.start_request(black_box(&info));
-    let mut up = UpstreamInfo::new("tools/call", "units", Transport::Pipe);
+    let mut up = UpstreamInfo::new(Method::ToolsCall, "units", Transport::Pipe);
     up.tool = Some("convert");
-    let upstream = call.upstream(&up);
+    let upstream = call.upstream(&up, parent);
     black_box(upstream.trace_context());
     upstream.finish(error);
     call.finish(error);

@@ -11,7 +11,8 @@ use rmcp::{ErrorData, RoleServer, service::RequestContext};
 
 use super::watch::Who;
 use crate::telemetry::{
-    ErrorType, JsonRpcId, Relayed, RequestInfo, TraceContext, Transport, UNKNOWN, UpstreamInfo,
+    ErrorType, JsonRpcId, Method, Relayed, RequestInfo, TraceContext, Transport, UNKNOWN,
+    UpstreamInfo,
 };
 use crate::upstream::Hub;
 
@@ -65,7 +66,7 @@ pub(crate) fn start(
     to: Option<&To<'_>>,
 ) -> Relayed {
     let incoming = incoming(context);
-    let mut request = RequestInfo::new(method, who.transport);
+    let mut request = RequestInfo::new(Method::parse(method), who.transport);
     request.client = Some(who.client.name());
     request.session_id = who.session_id;
     request.request_id = Some(request_id(context));
@@ -74,7 +75,11 @@ pub(crate) fn start(
     request.prompt = to.and_then(|to| to.prompt).map(|(board, _)| board);
     let upstream = to.map(|to| {
         let destination = &to.destination;
-        let mut upstream = UpstreamInfo::new(method, destination.server(), destination.transport());
+        let mut upstream = UpstreamInfo::new(
+            request.method,
+            destination.server(),
+            destination.transport(),
+        );
         upstream.prompt = to.prompt.map(|(_, original)| original);
         if let Some((host, port)) = destination.hub.as_ref().and_then(|hub| hub.address()) {
             (upstream.server_address, upstream.server_port) = (Some(host), port);

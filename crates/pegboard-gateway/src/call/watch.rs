@@ -17,8 +17,8 @@ use crate::audit::{AuditArguments, AuditRecord, Outcome};
 use crate::identity::{CallAdmission, Client};
 use crate::protocol::failure::Failure;
 use crate::telemetry::{
-    ClientOperation, ErrorType, JsonRpcId, RequestInfo, ServerOperation, TraceContext, Transport,
-    UpstreamInfo,
+    ClientOperation, ErrorType, JsonRpcId, Method, RequestInfo, ServerOperation, TraceContext,
+    Transport, UpstreamInfo,
 };
 
 /// How a call ended.
@@ -98,10 +98,15 @@ struct Records {
     op: Option<ServerOperation>,
     /// The upstream request's, once routed.
     upstream: Option<ClientOperation>,
-    /// The client's trace context (from `_meta` or the HTTP headers).
-    incoming: Option<TraceContext>,
+    /// The client's trace context (from `_meta` or the HTTP headers). Boxed, as the audit's
+    /// parts: what most calls lack takes a pointer's room, and the records fit in three cache
+    /// lines (a call with metrics on writes and reads them all).
+    incoming: Option<Box<TraceContext>>,
     /// The audit line's parts, when the audit log is on.
-    audit: Option<Audit>,
+    audit: Option<Box<Audit>>,
+    /// The operation started with its route (the lane's calls), so [`Watch::routed`] need not
+    /// find its series again.
+    begun_routed: bool,
 }
 
 struct Audit {
@@ -164,39 +169,46 @@ impl Watch {
         // A call its client's limits refuse is recorded as never routed, on both paths.
         let admission = client.begin_call();
         let route = route.filter(|_| admission.is_ok());
-        let op = hooks.telemetry.as_ref().map(|t| {
-            let mut info = RequestInfo::new("tools/call", transport);
-            info.client = Some(client.name());
-            info.session_id = session_id;
-            info.request_id = id;
-            info.parent = incoming.as_ref();
-            if let Some(route) = route {
-                (info.tool, info.server) = (Some(name), Some(route.server_name()));
-                info.original = Some(route.target.original.as_str());
-            }
-            t.start_request(&info)
-        });
-        let audit = hooks.audit.as_ref().map(|log| Audit {
-            log: Arc::clone(log),
-            client: Arc::clone(client.name_arc()),
-            session: session_id.map(Arc::from),
-            name: Arc::from(name),
-            server: None,
-            at: SystemTime::now(),
-            started: Instant::now(),
-            arguments: if log.wants_arguments() {
-                arguments()
-            } else {
-                None
-            },
-        });
-        let records = (op.is_some() || audit.is_some() || incoming.is_some()).then(|| {
-            Box::new(Records {
-                op,
+        // Made in place, then filled: the records are a few hundred bytes, which a move would
+        // copy.
+        let wanted = hooks.telemetry.is_some() || hooks.audit.is_some() || incoming.is_some();
+        let records = wanted.then(|| {
+            let mut records = Box::new(Records {
+                op: None,
                 upstream: None,
-                incoming,
-                audit,
-            })
+                incoming: incoming.map(Box::new),
+                audit: None,
+                begun_routed: route.is_some(),
+            });
+            if let Some(t) = &hooks.telemetry {
+                let mut info = RequestInfo::new(Method::ToolsCall, transport);
+                info.client = Some(client.name());
+                info.session_id = session_id;
+                info.request_id = id;
+                info.parent = records.incoming.as_deref();
+                if let Some(route) = route {
+                    (info.tool, info.server) = (Some(name), Some(route.server_name()));
+                    info.original = Some(route.target.original.as_str());
+                }
+                records.op = Some(t.start_request(&info));
+            }
+            if let Some(log) = &hooks.audit {
+                records.audit = Some(Box::new(Audit {
+                    log: Arc::clone(log),
+                    client: Arc::clone(client.name_arc()),
+                    session: session_id.map(Arc::from),
+                    name: Arc::from(name),
+                    server: None,
+                    at: SystemTime::now(),
+                    started: Instant::now(),
+                    arguments: if log.wants_arguments() {
+                        arguments()
+                    } else {
+                        None
+                    },
+                }));
+            }
+            records
         });
         let mut watch = Self {
             records,
@@ -221,47 +233,43 @@ impl Watch {
             audit.server = Some(Arc::from(server));
         }
         if let Some(op) = &mut records.op {
-            op.routed(server, name, route.target.original.as_str());
-        }
-        records.upstream = records.op.as_ref().map(|op| {
-            let mut info = UpstreamInfo::new("tools/call", server, route.transport());
+            if !records.begun_routed {
+                op.routed(server, name, route.target.original.as_str());
+            }
+            let mut info = UpstreamInfo::new(Method::ToolsCall, server, route.transport());
             info.tool = Some(route.target.original.as_str());
             if let Some((host, port)) = route.hub.as_ref().and_then(|hub| hub.address()) {
                 (info.server_address, info.server_port) = (Some(host), port);
             }
-            op.upstream(&info)
-        });
+            records.upstream = Some(op.routed_upstream(&info, records.incoming.as_deref()));
+        }
         crate::telemetry::upstream_trace_context(
             records.upstream.as_ref(),
-            records.incoming.as_ref(),
+            records.incoming.as_deref(),
         )
     }
 
     /// The call ended as `ended`; `bytes_in` and `bytes_out` are the request's and answer's
     /// sizes as the client sent and got them.
     pub(crate) fn end(self, ended: Ended<'_>, bytes_in: usize, bytes_out: usize) {
-        let Some(records) = self.records else {
+        let Some(mut records) = self.records else {
             return;
         };
-        let Records {
-            op,
-            upstream,
-            audit,
-            ..
-        } = *records;
-        let error = ended.error_type();
-        if op.is_none() && upstream.is_none() && audit.is_none() {
+        if records.op.is_none() && records.upstream.is_none() && records.audit.is_none() {
             return;
         }
+        let error = ended.error_type();
         // All end here: one clock read for the metrics of both requests and the audit line.
+        // Ended where they are (the records are not moved out of their box to end them).
         let end = Instant::now();
-        if let Some(upstream) = upstream {
-            upstream.finish_at(error, None, end);
+        if let Some(upstream) = &mut records.upstream {
+            upstream.record(error, None, end);
         }
-        if let Some(op) = op {
-            op.finish_at(error, None, end);
+        if let Some(op) = &mut records.op {
+            op.record(error, None, end);
         }
-        if let (Some(audit), Some(outcome)) = (audit, ended.outcome()) {
+        if let (Some(audit), Some(outcome)) = (records.audit.take(), ended.outcome()) {
+            let audit = *audit;
             let mut record = AuditRecord::new(audit.client, "tools/call", audit.name, audit.at);
             record.session = audit.session;
             record.server = audit.server;

@@ -83,7 +83,7 @@ impl Telemetry {
     /// refresh of a server's tools, a ping); for one that is, use
     /// [`ServerOperation::upstream`].
     pub fn start_upstream(&self, info: &UpstreamInfo<'_>) -> ClientOperation {
-        ClientOperation::start(&self.core, info, None, None, None)
+        ClientOperation::alone(&self.core, info)
     }
 
     /// A downstream session opened; it counts until the guard is dropped.

@@ -73,8 +73,8 @@ mod examples {
     fn item() {
         fn demo() -> Result<(), crate::telemetry::TelemetryError> {
             use crate::telemetry::{
-                ErrorType, RequestInfo, Telemetry, TelemetryOptions, TraceContext, Transport,
-                UpstreamInfo,
+                ErrorType, Method, RequestInfo, Telemetry, TelemetryOptions, TraceContext,
+                Transport, UpstreamInfo,
             };
 
             let telemetry = Telemetry::new(TelemetryOptions {
@@ -87,16 +87,16 @@ mod examples {
                 "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
             });
             let incoming = meta.as_object().and_then(TraceContext::from_meta);
-            let mut info = RequestInfo::new("tools/call", Transport::Pipe);
+            let mut info = RequestInfo::new(Method::ToolsCall, Transport::Pipe);
             info.tool = Some("units-convert"); // on the board; `None` if not
             info.server = Some("units");
             info.parent = incoming.as_ref();
             let call = telemetry.start_request(&info);
 
             // The gateway sends `convert` to the server, with the trace in `params._meta`.
-            let mut up = UpstreamInfo::new("tools/call", "units", Transport::Pipe);
+            let mut up = UpstreamInfo::new(Method::ToolsCall, "units", Transport::Pipe);
             up.tool = Some("convert");
-            let upstream = call.upstream(&up);
+            let upstream = call.upstream(&up, incoming.as_ref());
             let mut upstream_meta = serde_json::Map::new();
             if let Some(context) = upstream.trace_context() {
                 context.write_meta(&mut upstream_meta); // same trace id, a span id of ours

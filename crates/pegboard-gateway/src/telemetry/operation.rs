@@ -9,6 +9,7 @@ use std::time::Instant;
 use opentelemetry::Context;
 
 use super::labels::{ErrorType, Method, Transport};
+use super::metrics::ToolCallGroups;
 use super::series::OpGroup;
 use super::shared::Core;
 use super::spans::{self, JsonRpcId, SpanFacts};
@@ -17,8 +18,8 @@ use super::trace_context::TraceContext;
 /// A downstream request, as the pipeline knows it when it starts.
 #[derive(Debug, Clone, Copy)]
 pub struct RequestInfo<'a> {
-    /// The JSON-RPC method, as received (bounded to a fixed set here).
-    pub method: &'a str,
+    /// The JSON-RPC method ([`Method::parse`] of the name received: a fixed set).
+    pub method: Method,
     /// The tool's board name, only when it is on the board (`tools/call`).
     pub tool: Option<&'a str>,
     /// The prompt's name (`prompts/get`), for the span name.
@@ -46,7 +47,7 @@ pub struct RequestInfo<'a> {
 impl<'a> RequestInfo<'a> {
     /// A request of `method` on `transport`, nothing else known yet.
     #[must_use]
-    pub fn new(method: &'a str, transport: Transport) -> Self {
+    pub fn new(method: Method, transport: Transport) -> Self {
         Self {
             method,
             tool: None,
@@ -67,7 +68,7 @@ impl<'a> RequestInfo<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct UpstreamInfo<'a> {
     /// The JSON-RPC method.
-    pub method: &'a str,
+    pub method: Method,
     /// The tool's own name on its server (`tools/call`).
     pub tool: Option<&'a str>,
     /// The prompt's own name on its server (`prompts/get`).
@@ -87,7 +88,7 @@ pub struct UpstreamInfo<'a> {
 impl<'a> UpstreamInfo<'a> {
     /// A request of `method` to `server` over `transport`.
     #[must_use]
-    pub fn new(method: &'a str, server: &'a str, transport: Transport) -> Self {
+    pub fn new(method: Method, server: &'a str, transport: Transport) -> Self {
         Self {
             method,
             tool: None,
@@ -101,34 +102,35 @@ impl<'a> UpstreamInfo<'a> {
     }
 }
 
+/// Where an operation records: a group of its own, or one of a routed `tools/call`'s two (found
+/// together, held by one reference: a call takes and gives back one count, not three).
+#[derive(Debug, Clone)]
+enum Series {
+    Own(Arc<OpGroup>),
+    ToolCall(Arc<ToolCallGroups>),
+}
+
 /// A downstream request under way.
 #[derive(Debug)]
 #[must_use = "finish it with the outcome; dropped unfinished it counts as cancelled"]
 pub struct ServerOperation {
     core: Arc<Core>,
-    group: Arc<OpGroup>,
-    /// Its upstream request's group, when found with this one's (a routed `tools/call`).
-    upstream_group: Option<Arc<OpGroup>>,
+    series: Series,
     start: Instant,
     span: Option<Context>,
-    parent: Option<TraceContext>,
     done: bool,
 }
 
 impl ServerOperation {
     pub(crate) fn start(core: &Arc<Core>, info: &RequestInfo<'_>) -> Self {
         let start = Instant::now();
-        let method = Method::parse(info.method);
+        let method = info.method;
         let metrics = &core.metrics;
-        let (group, upstream_group) = match (method, info.tool, info.server, info.original) {
+        let series = match (method, info.tool, info.server, info.original) {
             (Method::ToolsCall, Some(tool), Some(server), Some(original)) => {
-                let groups = metrics.tool_call_groups(tool, original, server, info.client);
-                (Arc::clone(&groups.server), Some(Arc::clone(&groups.client)))
+                Series::ToolCall(metrics.tool_call_groups(tool, original, server, info.client))
             }
-            _ => (
-                metrics.server_group(method, info.tool, info.server, info.client),
-                None,
-            ),
+            _ => Series::Own(metrics.server_group(method, info.tool, info.server, info.client)),
         };
         metrics.call_started();
         let span = core.tracer().map(|tracer| {
@@ -146,12 +148,18 @@ impl ServerOperation {
         });
         Self {
             core: Arc::clone(core),
-            group,
-            upstream_group,
+            series,
             start,
             span,
-            parent: info.parent.cloned(),
             done: false,
+        }
+    }
+
+    /// The group this request records into.
+    fn group(&self) -> &OpGroup {
+        match &self.series {
+            Series::Own(group) => group,
+            Series::ToolCall(groups) => &groups.server,
         }
     }
 
@@ -161,15 +169,25 @@ impl ServerOperation {
     /// upstream request's series is found with this one's, in one lookup. Call it only with
     /// names on the board: label values are bounded by them.
     pub(crate) fn routed(&mut self, server: &str, tool: &str, original: &str) {
-        let key = &self.group.key;
-        if *key.server != *server || *key.tool != *tool || self.upstream_group.is_none() {
+        let same = match &self.series {
+            Series::ToolCall(groups) => {
+                let (key, up) = (&groups.server.key, &groups.client.key);
+                *key.server == *server && *key.tool == *tool && *up.tool == *original
+            }
+            Series::Own(_) => false,
+        };
+        if !same {
+            // Borrows the series field alone (not `self.group()`), so it can be replaced.
+            let key = match &self.series {
+                Series::Own(group) => &group.key,
+                Series::ToolCall(groups) => &groups.server.key,
+            };
             let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
             let groups = self
                 .core
                 .metrics
                 .tool_call_groups(tool, original, server, client);
-            self.group = Arc::clone(&groups.server);
-            self.upstream_group = Some(Arc::clone(&groups.client));
+            self.series = Series::ToolCall(groups);
         }
         if let Some(cx) = &self.span {
             spans::name_target(cx, Method::ToolsCall, tool);
@@ -177,22 +195,42 @@ impl ServerOperation {
     }
 
     /// Begin the upstream request this downstream request makes (its CLIENT span is the child
-    /// of this one's SERVER span).
-    pub fn upstream(&self, info: &UpstreamInfo<'_>) -> ClientOperation {
-        // The series found with this request's, when it is that request's.
-        let known = self.upstream_group.as_ref().filter(|g| {
-            // Only a `tools/call` has one.
-            info.method == "tools/call"
-                && *g.key.tool == *info.tool.unwrap_or("")
-                && *g.key.server == *info.server
-        });
-        ClientOperation::start(
-            &self.core,
-            info,
-            known,
-            self.span.as_ref(),
-            self.parent.as_ref(),
-        )
+    /// of this one's SERVER span; `incoming` is the client's trace context, whose `tracestate`
+    /// and `baggage` the upstream request carries on).
+    pub fn upstream(
+        &self,
+        info: &UpstreamInfo<'_>,
+        incoming: Option<&TraceContext>,
+    ) -> ClientOperation {
+        // The series found with this request's, when it is that request's (only a routed
+        // `tools/call` has one).
+        let known = match &self.series {
+            Series::ToolCall(groups)
+                if info.method == Method::ToolsCall
+                    && *groups.client.key.tool == *info.tool.unwrap_or("")
+                    && *groups.client.key.server == *info.server =>
+            {
+                Some(Series::ToolCall(Arc::clone(groups)))
+            }
+            _ => None,
+        };
+        ClientOperation::start(&self.core, info, known, self.span.as_ref(), incoming)
+    }
+
+    /// [`ServerOperation::upstream`] for the `tools/call` this request started or was
+    /// [routed](ServerOperation::routed) with, which `info` must be (its caller knows: the
+    /// call's route gave both): its series is the one found with this request's, taken without
+    /// comparing names.
+    pub(crate) fn routed_upstream(
+        &self,
+        info: &UpstreamInfo<'_>,
+        incoming: Option<&TraceContext>,
+    ) -> ClientOperation {
+        let known = match &self.series {
+            Series::ToolCall(groups) => Some(Series::ToolCall(Arc::clone(groups))),
+            Series::Own(_) => None,
+        };
+        ClientOperation::start(&self.core, info, known, self.span.as_ref(), incoming)
     }
 
     /// The request was answered: `error` is `None` on success, `Some(ToolError)` for a
@@ -212,14 +250,17 @@ impl ServerOperation {
         self.record(error, message, end);
     }
 
-    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
+    /// [`ServerOperation::finish_at`] where the handle lives (the caller's records are not
+    /// moved to finish it); once finished, it records nothing more.
+    pub(crate) fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
         if self.done {
             return;
         }
         self.done = true;
         let elapsed = end.saturating_duration_since(self.start);
-        self.group.observe(error, elapsed);
-        if let Some(server) = &self.group.server {
+        let group = self.group();
+        group.observe(error, elapsed);
+        if let Some(server) = &group.server {
             server
                 .window
                 .record(self.core.period(end), elapsed, error.is_some());
@@ -243,28 +284,28 @@ impl Drop for ServerOperation {
 #[derive(Debug)]
 #[must_use = "finish it with the outcome; dropped unfinished it counts as cancelled"]
 pub struct ClientOperation {
-    group: Arc<OpGroup>,
+    series: Series,
     start: Instant,
     span: Option<Context>,
-    context: Option<TraceContext>,
+    /// Boxed: most calls carry no trace, and this handle lives in each call's records.
+    context: Option<Box<TraceContext>>,
     done: bool,
 }
 
 impl ClientOperation {
-    /// Its series is `group` when the caller found it already, else looked up here.
-    pub(crate) fn start(
+    /// Its series is `known` when the caller found it already, else looked up here.
+    fn start(
         core: &Arc<Core>,
         info: &UpstreamInfo<'_>,
-        group: Option<&Arc<OpGroup>>,
+        known: Option<Series>,
         parent_span: Option<&Context>,
         incoming: Option<&TraceContext>,
     ) -> Self {
         let start = Instant::now();
-        let method = Method::parse(info.method);
-        let group = match group {
-            Some(group) => Arc::clone(group),
-            None => core.metrics.client_group(method, info.tool, info.server),
-        };
+        let method = info.method;
+        let series = known.unwrap_or_else(|| {
+            Series::Own(core.metrics.client_group(method, info.tool, info.server))
+        });
         let span = core.tracer().map(|tracer| {
             let facts = SpanFacts {
                 method,
@@ -281,13 +322,27 @@ impl ClientOperation {
         let context = match &span {
             Some(cx) => spans::context_of(cx, incoming),
             None => incoming.map(TraceContext::child),
-        };
+        }
+        .map(Box::new);
         Self {
-            group,
+            series,
             start,
             span,
             context,
             done: false,
+        }
+    }
+
+    /// A request the gateway makes on its own (see [`super::Telemetry::start_upstream`]).
+    pub(crate) fn alone(core: &Arc<Core>, info: &UpstreamInfo<'_>) -> Self {
+        Self::start(core, info, None, None, None)
+    }
+
+    /// The group this request records into.
+    fn group(&self) -> &OpGroup {
+        match &self.series {
+            Series::Own(group) => group,
+            Series::ToolCall(groups) => &groups.client,
         }
     }
 
@@ -296,7 +351,7 @@ impl ClientOperation {
     /// incoming trace and no spans exported), and then nothing is added.
     #[must_use]
     pub fn trace_context(&self) -> Option<&TraceContext> {
-        self.context.as_ref()
+        self.context.as_deref()
     }
 
     /// The answer came: `error` as for [`ServerOperation::finish`].
@@ -314,12 +369,13 @@ impl ClientOperation {
         self.record(error, message, end);
     }
 
-    fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
+    /// [`ClientOperation::finish_at`] where the handle lives (see [`ServerOperation::record`]).
+    pub(crate) fn record(&mut self, error: Option<ErrorType>, message: Option<&str>, end: Instant) {
         if self.done {
             return;
         }
         self.done = true;
-        self.group
+        self.group()
             .observe(error, end.saturating_duration_since(self.start));
         if let Some(cx) = &self.span {
             spans::end(cx, error, message);

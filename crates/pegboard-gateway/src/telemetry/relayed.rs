@@ -31,7 +31,7 @@ impl Relayed {
     ) -> Self {
         let op = telemetry.map(|t| t.start_request(request));
         let client = match (&op, upstream) {
-            (Some(op), Some(info)) => Some(op.upstream(info)),
+            (Some(op), Some(info)) => Some(op.upstream(info, request.parent)),
             _ => None,
         };
         let context = upstream_trace_context(client.as_ref(), request.parent);
@@ -67,7 +67,7 @@ mod examples {
     #[test]
     fn relayed() {
         use crate::telemetry::{
-            Relayed, RequestInfo, Telemetry, TelemetryOptions, TraceContext, Transport,
+            Method, Relayed, RequestInfo, Telemetry, TelemetryOptions, TraceContext, Transport,
             UpstreamInfo,
         };
 
@@ -81,11 +81,11 @@ mod examples {
             None,
             None,
         );
-        let mut request = RequestInfo::new("prompts/get", Transport::Tcp);
+        let mut request = RequestInfo::new(Method::PromptsGet, Transport::Tcp);
         request.prompt = Some("docs-summary");
         request.server = Some("docs");
         request.parent = incoming.as_ref();
-        let mut upstream = UpstreamInfo::new("prompts/get", "docs", Transport::Pipe);
+        let mut upstream = UpstreamInfo::new(Method::PromptsGet, "docs", Transport::Pipe);
         upstream.prompt = Some("summary");
         let relayed = Relayed::start(Some(&telemetry), &request, Some(&upstream));
         // The upstream request carries the client's trace, with a span id of the gateway's.

@@ -1,7 +1,7 @@
 //! The histogram series of the operation metrics, found per call without a lock.
 //!
 //! A group is one label set without `error_type` (method, tool, server, client); it holds one
-//! histogram per outcome, made on first use. An operation looks its group up when it starts
+//! histogram per outcome: success's inline, each error type's made on its first use. An operation looks its group up when it starts
 //! (a hash of three short strings in a copy-on-write map: no lock, no allocation once the group
 //! exists) and records into it when it ends: three relaxed atomic adds.
 
@@ -86,9 +86,6 @@ impl From<OpKeyRef<'_>> for OpKey {
     }
 }
 
-/// Outcomes a group tells apart: success, then each [`ErrorType`].
-const OUTCOMES: usize = ErrorType::ALL.len() + 1;
-
 /// One label set's histograms, one per outcome.
 #[derive(Debug)]
 pub struct OpGroup {
@@ -96,14 +93,10 @@ pub struct OpGroup {
     pub key: OpKey,
     /// The server's entry, for the status window (server-side groups with a known server).
     pub server: Option<Arc<ServerEntry>>,
-    outcomes: [OnceLock<AtomicHistogram>; OUTCOMES],
-}
-
-const fn slot(error: Option<ErrorType>) -> usize {
-    match error {
-        None => 0,
-        Some(e) => e.index() + 1,
-    }
+    /// Successes: inline, where the group is (most operations succeed).
+    ok: AtomicHistogram,
+    /// Each [`ErrorType`]'s, by its index.
+    failed: [OnceLock<Box<AtomicHistogram>>; ErrorType::ALL.len()],
 }
 
 impl OpGroup {
@@ -111,25 +104,33 @@ impl OpGroup {
         Self {
             key,
             server,
-            outcomes: std::array::from_fn(|_| OnceLock::new()),
+            ok: AtomicHistogram::new(OPERATION),
+            failed: std::array::from_fn(|_| OnceLock::new()),
         }
     }
 
     /// Count an operation that ended with `error` after `elapsed`.
     #[inline]
     pub fn observe(&self, error: Option<ErrorType>, elapsed: Duration) {
-        if let Some(cell) = self.outcomes.get(slot(error)) {
-            cell.get_or_init(|| AtomicHistogram::new(OPERATION))
-                .observe(elapsed);
+        match error {
+            None => self.ok.observe(elapsed),
+            Some(e) => {
+                if let Some(cell) = self.failed.get(e.index()) {
+                    cell.get_or_init(|| Box::new(AtomicHistogram::new(OPERATION)))
+                        .observe(elapsed);
+                }
+            }
         }
     }
 
-    /// The histograms recorded so far, with their outcome.
+    /// The histograms recorded so far, with their outcome (success's once it has a count).
     pub fn outcomes(&self) -> impl Iterator<Item = (Option<ErrorType>, &AtomicHistogram)> {
-        let errors = std::iter::once(None).chain(ErrorType::ALL.iter().copied().map(Some));
-        errors
-            .zip(self.outcomes.iter())
-            .filter_map(|(e, cell)| cell.get().map(|h| (e, h)))
+        let ok = (self.ok.count() > 0).then_some((None, &self.ok));
+        let failed = ErrorType::ALL
+            .iter()
+            .zip(self.failed.iter())
+            .filter_map(|(e, cell)| cell.get().map(|h| (Some(*e), &**h)));
+        ok.into_iter().chain(failed)
     }
 }
 
@@ -228,6 +229,10 @@ mod tests {
         b.observe(Some(ErrorType::ToolError), Duration::from_millis(1));
         let outcomes: Vec<_> = a.outcomes().map(|(e, h)| (e, h.snapshot().count)).collect();
         assert_eq!(outcomes, vec![(None, 1), (Some(ErrorType::ToolError), 1)]);
+        // Success is listed once it has a count, as each error type is.
+        c.observe(Some(ErrorType::Timeout), Duration::from_secs(1));
+        let listed: Vec<_> = c.outcomes().map(|(e, _)| e).collect();
+        assert_eq!(listed, vec![Some(ErrorType::Timeout)]);
         assert_eq!(map.all().len(), 2);
     }
 

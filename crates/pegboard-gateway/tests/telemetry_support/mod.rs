@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pegboard_gateway::testing::telemetry::{
-    ErrorType, JsonRpcId, MetricsListener, RequestInfo, Telemetry, TraceContext, Transport,
+    ErrorType, JsonRpcId, Method, MetricsListener, RequestInfo, Telemetry, TraceContext, Transport,
     UpstreamInfo,
 };
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
@@ -106,7 +106,7 @@ pub async fn drive_one(
     id: i64,
     parent: Option<&TraceContext>,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let mut info = RequestInfo::new("tools/call", Transport::Tcp);
+    let mut info = RequestInfo::new(Method::ToolsCall, Transport::Tcp);
     info.tool = call.tool;
     info.server = call.tool.map(|_| call.server);
     info.session_id = Some("0f7c8d4a0c9e4b7f");
@@ -115,10 +115,10 @@ pub async fn drive_one(
     let downstream = telemetry.start_request(&info);
     let mut meta = serde_json::Map::new();
     if call.tool.is_some() {
-        let mut up = UpstreamInfo::new("tools/call", call.server, Transport::Pipe);
+        let mut up = UpstreamInfo::new(Method::ToolsCall, call.server, Transport::Pipe);
         up.tool = Some(call.original);
         up.request_id = Some(JsonRpcId::Number(id));
-        let upstream = downstream.upstream(&up);
+        let upstream = downstream.upstream(&up, parent);
         if let Some(context) = upstream.trace_context() {
             context.write_meta(&mut meta);
         }
