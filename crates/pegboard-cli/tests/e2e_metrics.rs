@@ -421,3 +421,78 @@ async fn ten_thousand_calls_at_once_lose_no_count() -> Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_its_clients_limits_refuse_is_counted_alike_on_both_paths() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(
+        &config,
+        json!({
+            "mcpServers": {"units": common::demo_server("units", &[])},
+            "clients": {"ci": {"token": "${PB_TEST_CI_TOKEN}", "callsPerMinute": 2}}
+        })
+        .to_string(),
+    )?;
+    let convert = json!({"value": 10, "from": "km", "to": "mi"});
+    let answer = |e: &common::observe::Exchange| e.answer.as_ref().map(Value::to_string);
+    for way in [Way::Express, Way::NoExpress] {
+        let mut gateway = Served::start(Setup {
+            front: Front::Stdio,
+            way,
+            config: &config,
+            flags: &["--client", "ci"],
+            env: &[("PB_TEST_CI_TOKEN", "a-token-for-the-ci-client")],
+        })
+        .await?;
+        // The first goes rmcp's way and opens the lane; the third is over the limit (on the
+        // lane with it, rmcp's way without).
+        for _ in 0..2 {
+            let ok = gateway.call("units-convert", convert.clone(), None).await?;
+            let ok = answer(&ok).unwrap_or_default();
+            assert!(ok.contains("6.213712 mi"), "{way:?}: {ok}");
+        }
+        let refused = gateway.call("units-convert", convert.clone(), None).await?;
+        let refused = answer(&refused).unwrap_or_default();
+        assert!(refused.contains("callsPerMinute"), "{way:?}: {refused}");
+        let text = gateway.metrics_text().await?;
+        let ci = ("pegboard_client", "ci");
+        let ok = [
+            ci,
+            ("gen_ai_tool_name", "units-convert"),
+            ("error_type", ""),
+        ];
+        assert_eq!(
+            sample(&text, "mcp_server_operation_duration_seconds_count", &ok),
+            2.0,
+            "{way:?}: {text}"
+        );
+        // Refused before it was routed: no tool, no server, and no request upstream.
+        let denied = [
+            ci,
+            ("gen_ai_tool_name", "_unknown"),
+            ("pegboard_server", ""),
+            ("error_type", "denied"),
+        ];
+        assert_eq!(
+            sample(
+                &text,
+                "mcp_server_operation_duration_seconds_count",
+                &denied
+            ),
+            1.0,
+            "{way:?}: {text}"
+        );
+        assert_eq!(
+            sample(&text, "mcp_client_operation_duration_seconds_count", &[]),
+            2.0,
+            "{way:?}: only the calls sent upstream: {text}"
+        );
+        let lane = gateway.lane_calls();
+        match way {
+            Way::Express => assert_eq!(lane, 2, "the second and the refused call"),
+            Way::NoExpress => assert_eq!(lane, 0),
+        }
+    }
+    Ok(())
+}

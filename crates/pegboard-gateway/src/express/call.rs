@@ -119,7 +119,12 @@ pub(crate) fn prepare(
             (watch, Some(denied))
         }
     };
-    let trace = watch.routed(&route, &call.name);
+    // A refused call is never sent, so it has no upstream request to record or carry a trace
+    // context: it stays as its records began, never routed, as on rmcp's way.
+    let trace = match refused {
+        None => watch.routed(&route, &call.name),
+        Some(_) => None,
+    };
     let waiting = lane.begin(progress.is_some()).ok()?;
     let up_id = lane::request_id(waiting.n);
     // Boxed: a job is large (its route, records and request), and the futures that run it move
