@@ -127,7 +127,7 @@ enum Telemetry {
 
 impl Telemetry {
     /// What a front's label gets for it.
-    fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             Telemetry::Off => "",
             Telemetry::Metrics => " +metrics",

@@ -174,7 +174,7 @@ async fn measure(
     let mut telemetry = Vec::new();
     if let Some(before) = &args.pegboard_before {
         telemetry.push((
-            " (before)",
+            report::BEFORE,
             before.as_path(),
             Vec::new(),
             args.gateway_env.clone(),
@@ -296,6 +296,7 @@ async fn measure(
                 round.push(Row::new(label, name, n, samples, Some(&base)));
             }
             round.insert(0, base);
+            report::paired(&mut round);
             rounds.push(round);
         }
         let fronts = rounds.first().map_or(0, Vec::len);

@@ -34,6 +34,14 @@ pub struct Row {
     /// The lowest and highest of `cpu_us_per_call` over the rounds (with `--rounds` over 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_call_range: Option<(f64, f64)>,
+    /// This row's `cpu_us_per_call` minus that of the row it is compared with (see
+    /// [`paired`]), taken within each round, then the median over the rounds: a difference
+    /// that drifts less with the machine than the difference of two medians.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_delta_us: Option<f64>,
+    /// The front `cpu_delta_us` is taken against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_delta_against: Option<String>,
     /// The first error's text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
@@ -87,7 +95,48 @@ impl Row {
             errors: samples.errors,
             cpu_us_per_call,
             cpu_us_per_call_range: None,
+            cpu_delta_us: None,
+            cpu_delta_against: None,
             first_error: samples.first_error,
+        }
+    }
+}
+
+/// The front a front's CPU is compared with, in the same round: a `+metrics` or `+traces`
+/// front against the same front without telemetry; a front against itself in the
+/// `--pegboard-before` build (`(before)`).
+fn partner(front: &str) -> Option<String> {
+    use clap::ValueEnum;
+    for telemetry in crate::Telemetry::value_variants() {
+        let suffix = telemetry.suffix();
+        if let Some(base) = front.strip_suffix(suffix).filter(|_| !suffix.is_empty()) {
+            return Some(base.to_owned());
+        }
+    }
+    (!front.ends_with(')')).then(|| format!("{front}{BEFORE}"))
+}
+
+/// What a front's label gets when it is the `--pegboard-before` build.
+pub const BEFORE: &str = " (before)";
+
+/// Set each row's CPU difference against its partner in `round` (one round's rows of one
+/// backend and concurrency), where both were measured.
+pub fn paired(round: &mut [Row]) {
+    let cpu_of: Vec<(String, Option<f64>)> = round
+        .iter()
+        .map(|r| (r.front.clone(), r.cpu_us_per_call))
+        .collect();
+    for row in round.iter_mut() {
+        let Some(against) = partner(&row.front) else {
+            continue;
+        };
+        let theirs = cpu_of
+            .iter()
+            .find(|(front, _)| *front == against)
+            .and_then(|(_, cpu)| *cpu);
+        if let (Some(mine), Some(theirs)) = (row.cpu_us_per_call, theirs) {
+            row.cpu_delta_us = Some(mine - theirs);
+            row.cpu_delta_against = Some(against);
         }
     }
 }
@@ -137,6 +186,8 @@ impl Row {
             errors: rounds.iter().map(|r| r.errors).sum(),
             cpu_us_per_call: of_some(|r| r.cpu_us_per_call),
             cpu_us_per_call_range: range(rounds.iter().filter_map(|r| r.cpu_us_per_call)),
+            cpu_delta_us: of_some(|r| r.cpu_delta_us),
+            cpu_delta_against: first.cpu_delta_against.clone(),
             first_error: rounds.iter().find_map(|r| r.first_error.clone()),
         })
     }
@@ -145,8 +196,8 @@ impl Row {
 /// The rows as an aligned Markdown table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| backend | front | in flight | calls | calls/s | p50 µs | p99 µs | × direct | +p50 µs | cpu µs/call | errors |\n\
-         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        "| backend | front | in flight | calls | calls/s | p50 µs | p99 µs | × direct | +p50 µs | cpu µs/call | cpu Δ µs (paired) | errors |\n\
+         |---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
         let ratio = r.ratio.map_or("—".into(), |x| format!("{x:.2}"));
@@ -156,8 +207,12 @@ pub fn table(rows: &[Row]) -> String {
             (Some(x), None) => format!("{x:.1}"),
             (Some(x), Some((lo, hi))) => format!("{x:.1} ({lo:.1}–{hi:.1})"),
         };
+        let delta = match (r.cpu_delta_us, &r.cpu_delta_against) {
+            (Some(d), Some(against)) => format!("{d:+.1} vs {against}"),
+            _ => "—".into(),
+        };
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} | {} | {} | {} |\n",
             r.backend,
             r.front,
             r.concurrency,
@@ -168,6 +223,7 @@ pub fn table(rows: &[Row]) -> String {
             ratio,
             added,
             cpu,
+            delta,
             r.errors
         ));
     }
@@ -201,6 +257,8 @@ mod tests {
             errors: 1,
             cpu_us_per_call: ratio.map(|r| r * 100.0),
             cpu_us_per_call_range: None,
+            cpu_delta_us: None,
+            cpu_delta_against: None,
             first_error: None,
         }
     }
@@ -223,6 +281,43 @@ mod tests {
         let direct = Row::median(&[row(1.0, 1.0, None), row(3.0, 3.0, None)]).unwrap();
         assert_eq!((direct.ratio, direct.p50_us), (None, 2.0));
         assert!(Row::median(&[]).is_none());
+    }
+
+    #[test]
+    fn cpu_is_paired_within_a_round_then_summarised() {
+        let named = |front: &str, cpu: f64| Row {
+            front: front.into(),
+            cpu_us_per_call: Some(cpu),
+            ..row(1.0, 1.0, Some(1.0))
+        };
+        // Two rounds where the machine drifts by 10 µs between them: the paired difference
+        // stays what each round measured.
+        let mut rounds = [
+            vec![
+                named("http (before)", 32.0),
+                named("http", 30.0),
+                named("http +metrics", 30.5),
+                named("stdio", 15.0),
+            ],
+            vec![
+                named("http (before)", 42.0),
+                named("http", 40.0),
+                named("http +metrics", 40.7),
+                named("stdio", 25.0),
+            ],
+        ];
+        for round in &mut rounds {
+            paired(round);
+        }
+        let of = |i: usize| Row::median(&[rounds[0][i].clone(), rounds[1][i].clone()]).unwrap();
+        assert_eq!(of(0).cpu_delta_us, None, "nothing to compare (before) with");
+        assert_eq!(of(1).cpu_delta_us, Some(-2.0));
+        assert_eq!(of(1).cpu_delta_against.as_deref(), Some("http (before)"));
+        let metrics = of(2);
+        assert!((metrics.cpu_delta_us.unwrap() - 0.6).abs() < 1e-9);
+        assert_eq!(metrics.cpu_delta_against.as_deref(), Some("http"));
+        assert_eq!(of(3).cpu_delta_us, None, "no stdio (before) in the round");
+        assert!(table(&[metrics]).contains("+0.6 vs http"));
     }
 
     #[test]
