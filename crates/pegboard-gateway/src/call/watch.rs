@@ -105,7 +105,7 @@ struct Records {
     /// The audit line's parts, when the audit log is on.
     audit: Option<Box<Audit>>,
     /// The operation started with its route (the lane's calls), so [`Watch::routed`] need not
-    /// find its series again.
+    /// compare its names with the route's again.
     begun_routed: bool,
 }
 

@@ -110,6 +110,24 @@ enum Series {
     ToolCall(Arc<ToolCallGroups>),
 }
 
+impl Series {
+    /// The group a downstream request records into.
+    fn server(&self) -> &OpGroup {
+        match self {
+            Series::Own(group) => group,
+            Series::ToolCall(groups) => &groups.server,
+        }
+    }
+
+    /// The group an upstream request records into.
+    fn client(&self) -> &OpGroup {
+        match self {
+            Series::Own(group) => group,
+            Series::ToolCall(groups) => &groups.client,
+        }
+    }
+}
+
 /// A downstream request under way.
 #[derive(Debug)]
 #[must_use = "finish it with the outcome; dropped unfinished it counts as cancelled"]
@@ -155,14 +173,6 @@ impl ServerOperation {
         }
     }
 
-    /// The group this request records into.
-    fn group(&self) -> &OpGroup {
-        match &self.series {
-            Series::Own(group) => group,
-            Series::ToolCall(groups) => &groups.server,
-        }
-    }
-
     /// The `tools/call` was routed to `server` (a config name), for `tool` (its board name),
     /// `original` on that server. Its labels and its span's name say so from now on (a request
     /// never routed keeps the labels it started with: `_unknown` tool, no server), and its
@@ -177,11 +187,7 @@ impl ServerOperation {
             Series::Own(_) => false,
         };
         if !same {
-            // Borrows the series field alone (not `self.group()`), so it can be replaced.
-            let key = match &self.series {
-                Series::Own(group) => &group.key,
-                Series::ToolCall(groups) => &groups.server.key,
-            };
+            let key = &self.series.server().key;
             let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
             let groups = self
                 .core
@@ -220,7 +226,7 @@ impl ServerOperation {
     /// [`ServerOperation::upstream`] for the `tools/call` this request started or was
     /// [routed](ServerOperation::routed) with, which `info` must be (its caller knows: the
     /// call's route gave both): its series is the one found with this request's, taken without
-    /// comparing names.
+    /// comparing the names again (two string compares a call, on the hot path).
     pub(crate) fn routed_upstream(
         &self,
         info: &UpstreamInfo<'_>,
@@ -258,7 +264,7 @@ impl ServerOperation {
         }
         self.done = true;
         let elapsed = end.saturating_duration_since(self.start);
-        let group = self.group();
+        let group = self.series.server();
         group.observe(error, elapsed);
         if let Some(server) = &group.server {
             server
@@ -338,14 +344,6 @@ impl ClientOperation {
         Self::start(core, info, None, None, None)
     }
 
-    /// The group this request records into.
-    fn group(&self) -> &OpGroup {
-        match &self.series {
-            Series::Own(group) => group,
-            Series::ToolCall(groups) => &groups.client,
-        }
-    }
-
     /// What goes in the upstream request's `params._meta` (`traceparent`: the same trace, this
     /// CLIENT span's id; `tracestate`, `baggage`): `None` when there is no trace to carry (no
     /// incoming trace and no spans exported), and then nothing is added.
@@ -375,7 +373,8 @@ impl ClientOperation {
             return;
         }
         self.done = true;
-        self.group()
+        self.series
+            .client()
             .observe(error, end.saturating_duration_since(self.start));
         if let Some(cx) = &self.span {
             spans::end(cx, error, message);

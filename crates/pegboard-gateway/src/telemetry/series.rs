@@ -1,9 +1,10 @@
 //! The histogram series of the operation metrics, found per call without a lock.
 //!
 //! A group is one label set without `error_type` (method, tool, server, client); it holds one
-//! histogram per outcome: success's inline, each error type's made on its first use. An operation looks its group up when it starts
-//! (a hash of three short strings in a copy-on-write map: no lock, no allocation once the group
-//! exists) and records into it when it ends: three relaxed atomic adds.
+//! histogram per outcome: success's inline, each error type's made on its first use. An
+//! operation looks its group up when it starts (a hash of three short strings in a copy-on-write
+//! map: no lock, no allocation once the group exists) and records into it when it ends: two
+//! relaxed atomic adds.
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
