@@ -7,6 +7,13 @@
 //! contended case: one tool called from every core); it reports CPU per call (wall time × 2
 //! threads / calls).
 //!
+//! `*_cold` time one call at a time after writing over 4 MiB (more than this machine's 1 MiB L2 a
+//! core), so each call finds its lines where the other processes on its core leave them: in the
+//! shared cache at best. That is the gateway's lot at one call in flight, when the client, the
+//! gateway and the server take turns on a core, and it is where the metrics' cost is the lines
+//! they touch, not their instructions. Off and on are timed alike (the clock reads included), so
+//! their difference is what metrics add to a cold call.
+//!
 //! `spans_ratio_1` exports to a local collector that takes every batch (an in-process HTTP sink
 //! answering 200): the span work on the call path (build, end, hand-off to the queue). It times
 //! 1,000 calls at a time (2,000 spans, within the default queue of 2,048), then, untimed, waits
@@ -49,6 +56,7 @@ fn one_call(
     let mut info = RequestInfo::new(Method::ToolsCall, Transport::Pipe);
     info.tool = Some("units-convert");
     info.server = Some("units");
+    info.original = Some("convert");
     info.client = Some("ci");
     info.parent = parent;
     let call = t.start_request(black_box(&info));
@@ -98,6 +106,25 @@ fn bench(c: &mut Criterion) {
                 / u32::try_from(per_thread * 2).unwrap_or(u32::MAX)
         });
     });
+    let mut evict = vec![0u8; 4 << 20];
+    for (name, telemetry) in [("off_cold", None), ("metrics_on_cold", Some(&metrics))] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for i in 0..iters {
+                    // One write per 64-byte line: every line of this core's caches is replaced.
+                    for line in evict.chunks_mut(64) {
+                        line[0] = line[0].wrapping_add(i as u8);
+                    }
+                    black_box(&evict);
+                    let start = Instant::now();
+                    one_call(telemetry, None, None);
+                    timed += start.elapsed();
+                }
+                timed
+            });
+        });
+    }
     group.bench_function("parse_traceparent_from_meta", |b| {
         let meta = serde_json::json!({ "traceparent": TRACEPARENT, "progressToken": 7 });
         let meta = meta.as_object().cloned().unwrap_or_default();

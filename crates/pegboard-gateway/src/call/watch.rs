@@ -145,6 +145,50 @@ impl<'a> Caller<'a> {
     }
 }
 
+impl Audit {
+    // The audit's parts are made and written out of the line of code a call runs through with
+    // metrics only (see `telemetry/operation.rs`).
+    #[cold]
+    #[inline(never)]
+    fn begin(
+        log: &Arc<crate::audit::AuditLog>,
+        client: &Client,
+        session_id: Option<&str>,
+        name: &str,
+        arguments: impl FnOnce() -> Option<AuditArguments>,
+    ) -> Box<Self> {
+        Box::new(Self {
+            log: Arc::clone(log),
+            client: Arc::clone(client.name_arc()),
+            session: session_id.map(Arc::from),
+            name: Arc::from(name),
+            server: None,
+            at: SystemTime::now(),
+            started: Instant::now(),
+            arguments: if log.wants_arguments() {
+                arguments()
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Write the line of a call that ended at `end` with `outcome`.
+    #[cold]
+    #[inline(never)]
+    fn write(self, outcome: Outcome, end: Instant, bytes_in: usize, bytes_out: usize) {
+        let mut record = AuditRecord::new(self.client, "tools/call", self.name, self.at);
+        record.session = self.session;
+        record.server = self.server;
+        record.outcome = outcome;
+        record.elapsed = end.saturating_duration_since(self.started);
+        record.bytes_in = u64::try_from(bytes_in).unwrap_or(u64::MAX);
+        record.bytes_out = u64::try_from(bytes_out).unwrap_or(u64::MAX);
+        record.arguments = self.arguments;
+        self.log.record(record);
+    }
+}
+
 impl Watch {
     /// A `tools/call` of `name` (request `id`) by `caller` begins, with the client's trace
     /// context `incoming`; `route` is where it goes when that is known already (the lane's
@@ -193,20 +237,7 @@ impl Watch {
                 records.op = Some(t.start_request(&info));
             }
             if let Some(log) = &hooks.audit {
-                records.audit = Some(Box::new(Audit {
-                    log: Arc::clone(log),
-                    client: Arc::clone(client.name_arc()),
-                    session: session_id.map(Arc::from),
-                    name: Arc::from(name),
-                    server: None,
-                    at: SystemTime::now(),
-                    started: Instant::now(),
-                    arguments: if log.wants_arguments() {
-                        arguments()
-                    } else {
-                        None
-                    },
-                }));
+                records.audit = Some(Audit::begin(log, client, session_id, name, arguments));
             }
             records
         });
@@ -238,7 +269,10 @@ impl Watch {
             }
             let mut info = UpstreamInfo::new(Method::ToolsCall, server, route.transport());
             info.tool = Some(route.target.original.as_str());
-            if let Some((host, port)) = route.hub.as_ref().and_then(|hub| hub.address()) {
+            // The server's address is an attribute of the span only.
+            if op.has_span()
+                && let Some((host, port)) = route.hub.as_ref().and_then(|hub| hub.address())
+            {
                 (info.server_address, info.server_port) = (Some(host), port);
             }
             records.upstream = Some(op.routed_upstream(&info, records.incoming.as_deref()));
@@ -269,16 +303,7 @@ impl Watch {
             op.record(error, None, end);
         }
         if let (Some(audit), Some(outcome)) = (records.audit.take(), ended.outcome()) {
-            let audit = *audit;
-            let mut record = AuditRecord::new(audit.client, "tools/call", audit.name, audit.at);
-            record.session = audit.session;
-            record.server = audit.server;
-            record.outcome = outcome;
-            record.elapsed = end.saturating_duration_since(audit.started);
-            record.bytes_in = u64::try_from(bytes_in).unwrap_or(u64::MAX);
-            record.bytes_out = u64::try_from(bytes_out).unwrap_or(u64::MAX);
-            record.arguments = audit.arguments;
-            audit.log.record(record);
+            audit.write(outcome, end, bytes_in, bytes_out);
         }
     }
 }

@@ -151,19 +151,7 @@ impl ServerOperation {
             _ => Series::Own(metrics.server_group(method, info.tool, info.server, info.client)),
         };
         metrics.call_started();
-        let span = core.tracer().map(|tracer| {
-            let facts = SpanFacts {
-                method,
-                tool: info.tool,
-                prompt: info.prompt,
-                session_id: info.session_id,
-                request_id: info.request_id,
-                transport: info.transport,
-                server_address: None,
-                server_port: None,
-            };
-            spans::start_server(tracer, &facts, info.parent, info.link)
-        });
+        let span = core.tracer().map(|tracer| Self::start_span(tracer, info));
         Self {
             core: Arc::clone(core),
             series,
@@ -171,6 +159,30 @@ impl ServerOperation {
             span,
             done: false,
         }
+    }
+
+    // Spans, cancellations and errors are out of the line of code a call runs through with
+    // metrics only (`#[cold]`): at one call in flight that code is fetched again at every call,
+    // and the lines it spans, not its instructions, are most of what metrics cost a call.
+    #[cold]
+    #[inline(never)]
+    fn start_span(tracer: &opentelemetry_sdk::trace::SdkTracer, info: &RequestInfo<'_>) -> Context {
+        let facts = SpanFacts {
+            method: info.method,
+            tool: info.tool,
+            prompt: info.prompt,
+            session_id: info.session_id,
+            request_id: info.request_id,
+            transport: info.transport,
+            server_address: None,
+            server_port: None,
+        };
+        spans::start_server(tracer, &facts, info.parent, info.link)
+    }
+
+    /// Whether this request has a span (its upstream request will have one too).
+    pub(crate) fn has_span(&self) -> bool {
+        self.span.is_some()
     }
 
     /// The `tools/call` was routed to `server` (a config name), for `tool` (its board name),
@@ -273,17 +285,29 @@ impl ServerOperation {
         }
         self.core.metrics.call_ended();
         if let Some(cx) = &self.span {
-            spans::end(cx, error, message);
+            end_span(cx, error, message);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cancelled(&mut self) {
+        self.record(Some(ErrorType::Cancelled), None, Instant::now());
     }
 }
 
 impl Drop for ServerOperation {
     fn drop(&mut self) {
         if !self.done {
-            self.record(Some(ErrorType::Cancelled), None, Instant::now());
+            self.cancelled();
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn end_span(cx: &Context, error: Option<ErrorType>, message: Option<&str>) {
+    spans::end(cx, error, message);
 }
 
 /// An upstream request under way.
@@ -312,9 +336,32 @@ impl ClientOperation {
         let series = known.unwrap_or_else(|| {
             Series::Own(core.metrics.client_group(method, info.tool, info.server))
         });
-        let span = core.tracer().map(|tracer| {
+        let (span, context) = match (core.tracer(), incoming) {
+            (None, None) => (None, None),
+            (tracer, incoming) => Self::traced(tracer, info, parent_span, incoming),
+        };
+        Self {
+            series,
+            start,
+            span,
+            context,
+            done: false,
+        }
+    }
+
+    /// The span and the trace context of a request when spans are exported or the client sent
+    /// a trace (see [`ServerOperation::start_span`] for why apart).
+    #[cold]
+    #[inline(never)]
+    fn traced(
+        tracer: Option<&opentelemetry_sdk::trace::SdkTracer>,
+        info: &UpstreamInfo<'_>,
+        parent_span: Option<&Context>,
+        incoming: Option<&TraceContext>,
+    ) -> (Option<Context>, Option<Box<TraceContext>>) {
+        let span = tracer.map(|tracer| {
             let facts = SpanFacts {
-                method,
+                method: info.method,
                 tool: info.tool,
                 prompt: info.prompt,
                 session_id: None,
@@ -330,13 +377,7 @@ impl ClientOperation {
             None => incoming.map(TraceContext::child),
         }
         .map(Box::new);
-        Self {
-            series,
-            start,
-            span,
-            context,
-            done: false,
-        }
+        (span, context)
     }
 
     /// A request the gateway makes on its own (see [`super::Telemetry::start_upstream`]).
@@ -377,15 +418,21 @@ impl ClientOperation {
             .client()
             .observe(error, end.saturating_duration_since(self.start));
         if let Some(cx) = &self.span {
-            spans::end(cx, error, message);
+            end_span(cx, error, message);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn cancelled(&mut self) {
+        self.record(Some(ErrorType::Cancelled), None, Instant::now());
     }
 }
 
 impl Drop for ClientOperation {
     fn drop(&mut self) {
         if !self.done {
-            self.record(Some(ErrorType::Cancelled), None, Instant::now());
+            self.cancelled();
         }
     }
 }

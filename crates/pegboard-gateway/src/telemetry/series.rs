@@ -115,12 +115,17 @@ impl OpGroup {
     pub fn observe(&self, error: Option<ErrorType>, elapsed: Duration) {
         match error {
             None => self.ok.observe(elapsed),
-            Some(e) => {
-                if let Some(cell) = self.failed.get(e.index()) {
-                    cell.get_or_init(|| Box::new(AtomicHistogram::new(OPERATION)))
-                        .observe(elapsed);
-                }
-            }
+            Some(e) => self.observe_failed(e, elapsed),
+        }
+    }
+
+    /// Out of the success's line of code (see `operation.rs`).
+    #[cold]
+    #[inline(never)]
+    fn observe_failed(&self, error: ErrorType, elapsed: Duration) {
+        if let Some(cell) = self.failed.get(error.index()) {
+            cell.get_or_init(|| Box::new(AtomicHistogram::new(OPERATION)))
+                .observe(elapsed);
         }
     }
 

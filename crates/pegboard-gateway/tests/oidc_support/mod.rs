@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -45,6 +46,8 @@ pub struct Idp {
     child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
+    /// The provider's last lines on stderr, for a test that fails waiting on it.
+    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl Idp {
@@ -58,13 +61,14 @@ impl Idp {
             .arg(resource)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
             .expect("run node (is Node.js installed?)");
         let stdin = child.stdin.take().unwrap();
+        let stderr = keep_stderr(&mut child);
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = next_event(&mut lines, "listening").await;
+        let first = next_event(&mut lines, "listening", &stderr).await;
         Idp {
             issuer: first["issuer"].as_str().unwrap().to_string(),
             resource: resource.to_string(),
@@ -73,6 +77,7 @@ impl Idp {
             child,
             stdin,
             lines,
+            stderr,
         }
     }
 
@@ -80,7 +85,7 @@ impl Idp {
     pub async fn rotate(&mut self) -> Key {
         self.stdin.write_all(b"rotate\n").await.unwrap();
         self.stdin.flush().await.unwrap();
-        let event = next_event(&mut self.lines, "rotated").await;
+        let event = next_event(&mut self.lines, "rotated", &self.stderr).await;
         self.key = key_of(&event);
         self.key.clone()
     }
@@ -122,15 +127,45 @@ fn key_of(event: &Value) -> Key {
     }
 }
 
-async fn next_event(lines: &mut Lines<BufReader<ChildStdout>>, event: &str) -> Value {
+/// Keep the provider's last 50 lines of stderr (it is read as it comes, so it never blocks).
+fn keep_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let sink = Arc::clone(&kept);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut kept = sink.lock().unwrap();
+            if kept.len() == 50 {
+                kept.remove(0);
+            }
+            kept.push(line);
+        }
+    });
+    kept
+}
+
+async fn next_event(
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    event: &str,
+    stderr: &Mutex<Vec<String>>,
+) -> Value {
+    let said = || stderr.lock().unwrap().join("\n");
     loop {
         let line = tokio::time::timeout(LINE_TIMEOUT, lines.next_line())
             .await
             .unwrap_or_else(|_| {
-                panic!("no `{event}` line from the provider within {LINE_TIMEOUT:?}")
+                panic!(
+                    "no `{event}` line from the provider within {LINE_TIMEOUT:?}; its stderr:\n{}",
+                    said()
+                )
             })
             .unwrap()
-            .unwrap_or_else(|| panic!("the provider exited before `{event}`"));
+            .unwrap_or_else(|| {
+                panic!(
+                    "the provider exited before `{event}`; its stderr:\n{}",
+                    said()
+                )
+            });
         if let Ok(v) = serde_json::from_str::<Value>(&line)
             && v["event"] == event
         {
