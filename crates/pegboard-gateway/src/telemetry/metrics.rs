@@ -146,21 +146,25 @@ impl Metrics {
         {
             return Arc::clone(groups);
         }
-        self.new_tool_call(key, original)
+        self.new_tool_call(key, original, client)
     }
 
     /// [`Metrics::tool_call_groups`] the first time (or, for labels it does not keep, each
     /// time).
     #[cold]
     #[inline(never)]
-    fn new_tool_call(&self, key: OpKeyRef<'_>, original: &str) -> Arc<ToolCallGroups> {
+    fn new_tool_call(
+        &self,
+        key: OpKeyRef<'_>,
+        original: &str,
+        client: Option<&str>,
+    ) -> Arc<ToolCallGroups> {
         let OpKeyRef {
             tool,
             server,
             client: client_name,
             ..
         } = key;
-        let client = (client_name != DEFAULT_CLIENT).then_some(client_name);
         let groups = Arc::new(ToolCallGroups {
             server: self.server_group(Method::ToolsCall, Some(tool), Some(server), client),
             client: self.client_group(Method::ToolsCall, Some(original), server),
