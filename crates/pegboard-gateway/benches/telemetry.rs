@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pegboard_gateway::testing::telemetry::{
-    ErrorType, Method, RequestInfo, Telemetry, TelemetryOptions, TraceContext, TraceExport,
-    Transport, UpstreamInfo,
+    ErrorType, Method, RequestInfo, Telemetry, TelemetryOptions, ToolMemo, TraceContext,
+    TraceExport, Transport, UpstreamInfo,
 };
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -41,13 +41,17 @@ fn options() -> TelemetryOptions {
     }
 }
 
-/// The hooks of one `tools/call`, as the pipeline will run them.
+/// The hooks of one `tools/call`, as the lane runs them: the call's clock read (its deadline's,
+/// made whether or not telemetry is on) is its records' start, and its route's memo (`memo`)
+/// holds its series.
 #[inline]
 fn one_call(
     telemetry: Option<&Arc<Telemetry>>,
     parent: Option<&TraceContext>,
     error: Option<ErrorType>,
+    memo: &ToolMemo,
 ) {
+    let started = black_box(Instant::now());
     let Some(t) = telemetry else {
         // Off: what the pipeline pays is this branch (and carrying a client's trace, if any).
         black_box(parent.map(TraceContext::child));
@@ -59,9 +63,12 @@ fn one_call(
     info.original = Some("convert");
     info.client = Some("ci");
     info.parent = parent;
+    info.started = Some(started);
+    info.memo = Some(memo);
     let call = t.start_request(black_box(&info));
     let mut up = UpstreamInfo::new(Method::ToolsCall, "units", Transport::Pipe);
     up.tool = Some("convert");
+    up.started = Some(started);
     let upstream = call.upstream(&up, parent);
     black_box(upstream.trace_context());
     upstream.finish(error);
@@ -73,20 +80,24 @@ fn bench(c: &mut Criterion) {
     let _entered = runtime.enter();
     let parent = TraceContext::parse(TRACEPARENT, Some("rojo=00f067aa0ba902b7"), None);
     let metrics = Telemetry::new(options()).expect("telemetry");
+    // One per telemetry, as one per gateway's connection: the first call fills it.
+    let memo = ToolMemo::new();
 
     let mut group = c.benchmark_group("telemetry");
-    group.bench_function("off", |b| b.iter(|| one_call(black_box(None), None, None)));
+    group.bench_function("off", |b| {
+        b.iter(|| one_call(black_box(None), None, None, &memo))
+    });
     group.bench_function("off_with_traceparent", |b| {
-        b.iter(|| one_call(black_box(None), parent.as_ref(), None));
+        b.iter(|| one_call(black_box(None), parent.as_ref(), None, &memo));
     });
     group.bench_function("metrics_on", |b| {
-        b.iter(|| one_call(Some(&metrics), None, None));
+        b.iter(|| one_call(Some(&metrics), None, None, &memo));
     });
     group.bench_function("metrics_on_tool_error", |b| {
-        b.iter(|| one_call(Some(&metrics), None, Some(ErrorType::ToolError)));
+        b.iter(|| one_call(Some(&metrics), None, Some(ErrorType::ToolError), &memo));
     });
     group.bench_function("metrics_on_with_traceparent", |b| {
-        b.iter(|| one_call(Some(&metrics), parent.as_ref(), None));
+        b.iter(|| one_call(Some(&metrics), parent.as_ref(), None, &memo));
     });
     group.bench_function("calls_2_threads", |b| {
         b.iter_custom(|iters| {
@@ -96,7 +107,7 @@ fn bench(c: &mut Criterion) {
                 for _ in 0..2 {
                     s.spawn(|| {
                         for _ in 0..per_thread {
-                            one_call(Some(&metrics), None, None);
+                            one_call(Some(&metrics), None, None, &memo);
                         }
                     });
                 }
@@ -118,7 +129,7 @@ fn bench(c: &mut Criterion) {
                     }
                     black_box(&evict);
                     let start = Instant::now();
-                    one_call(telemetry, None, None);
+                    one_call(telemetry, None, None, &memo);
                     timed += start.elapsed();
                 }
                 timed
@@ -139,6 +150,7 @@ fn bench(c: &mut Criterion) {
     let app = axum::Router::new().route("/v1/traces", axum::routing::post(|| async { "" }));
     runtime.spawn(async move { axum::serve(sink, app).await });
     let spans = with_spans(sink_port);
+    let spans_memo = ToolMemo::new();
     for (name, parent) in [
         ("spans_ratio_1", None),
         ("spans_ratio_1_with_traceparent", parent.as_ref()),
@@ -151,7 +163,7 @@ fn bench(c: &mut Criterion) {
                     let n = left.min(1000);
                     let start = Instant::now();
                     for _ in 0..n {
-                        one_call(Some(&spans), parent, None);
+                        one_call(Some(&spans), parent, None, &spans_memo);
                     }
                     timed += start.elapsed();
                     left -= n;
@@ -168,8 +180,9 @@ fn bench(c: &mut Criterion) {
     let closed_port = closed.local_addr().expect("addr").port();
     drop(closed);
     let full = with_spans(closed_port);
+    let full_memo = ToolMemo::new();
     group.bench_function("spans_ratio_1_queue_full", |b| {
-        b.iter(|| one_call(Some(&full), None, None));
+        b.iter(|| one_call(Some(&full), None, None, &full_memo));
     });
     group.finish();
     eprintln!(

@@ -180,7 +180,7 @@ async fn call_route(
         }
     };
     let original = &route.target.original;
-    if hub.is_plain(original) {
+    if route.plain.is_some() {
         // The hot path: no copy of the arguments, no task check.
         return one(params).await;
     }

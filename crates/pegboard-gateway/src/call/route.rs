@@ -6,7 +6,12 @@ use std::sync::Arc;
 use pegboard::{PegBoard, PegBoardError, ToolTarget};
 
 use super::caller::Caller;
-use crate::{identity::Client, protocol::failure::Failure, telemetry::Transport, upstream::Hub};
+use crate::{
+    identity::Client,
+    protocol::failure::Failure,
+    telemetry::Transport,
+    upstream::{Hub, PlainTool},
+};
 
 /// Where a call goes.
 pub(crate) struct Route {
@@ -14,6 +19,8 @@ pub(crate) struct Route {
     pub(crate) target: ToolTarget,
     /// The connection's calls in flight (absent for services the gateway did not connect).
     pub(crate) hub: Option<Arc<Hub>>,
+    /// The tool, when its connection knows it answers plain calls (the hot path: no task).
+    pub(crate) plain: Option<Arc<PlainTool>>,
 }
 
 impl Route {
@@ -49,7 +56,10 @@ impl Route {
             Err(error) => return Err(error.into()),
         };
         let hub = target.extension.as_ref().and_then(|e| e.get::<Hub>());
-        Ok(Self { target, hub })
+        let plain = hub
+            .as_ref()
+            .and_then(|hub| hub.plain_tool(&target.original));
+        Ok(Self { target, hub, plain })
     }
 
     /// `name` on the board for `caller`: a `"session": "per-client"` server's call goes to the
@@ -75,6 +85,7 @@ impl Route {
                 .await
                 .map_err(Failure::Open)?;
             route.target.peer = peer;
+            route.plain = own.plain_tool(&route.target.original);
             route.hub = Some(own);
         }
         Ok(route)
@@ -91,6 +102,12 @@ impl Route {
             Some(hub) => hub.namespace(),
             None => self.namespace().unwrap_or(crate::telemetry::UNKNOWN),
         }
+    }
+
+    /// The route's slot for what telemetry keeps of its tool (a tool known to answer plain
+    /// calls has one).
+    pub(crate) fn memo(&self) -> Option<&crate::telemetry::ToolMemo> {
+        self.plain.as_ref().map(|tool| &tool.memo)
     }
 
     /// The server's `maxResultTokens`, if it has one.

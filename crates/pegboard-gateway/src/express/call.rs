@@ -73,7 +73,7 @@ pub(crate) fn prepare(
         Some("its server speaks 2026-07-28")
     } else if hub.per_session().is_some() {
         Some("its server has a connection per session")
-    } else if !hub.is_plain(&route.target.original) {
+    } else if route.plain.is_none() {
         Some("the tool has not answered a plain call on this connection yet")
     } else {
         None
@@ -82,8 +82,10 @@ pub(crate) fn prepare(
         tracing::trace!(tool = %call.name, "express: rmcp's way, {why_not}");
         return None;
     }
-    // The call's time starts now, before anything is sent, as on rmcp's way.
-    let deadline = Deadline::start(&route.target);
+    // The call's time starts now, before anything is sent, as on rmcp's way; its records
+    // start at the same instant (one clock read for both).
+    let now = tokio::time::Instant::now();
+    let deadline = Deadline::start_at(&route.target, now);
     let incoming = call
         .trace_parts()
         .and_then(|(parent, state, baggage)| {
@@ -108,7 +110,7 @@ pub(crate) fn prepare(
     };
     let (mut watch, refused) = match Watch::begin(
         who,
-        (&call.name, Some(&route)),
+        (&call.name, Some((&route, now.into_std()))),
         json_id,
         incoming,
         arguments,

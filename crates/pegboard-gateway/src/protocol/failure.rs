@@ -112,13 +112,23 @@ pub(crate) struct Deadline {
 impl Deadline {
     /// The deadline of a call to `target` starting now.
     pub(crate) fn start(target: &ToolTarget) -> Self {
-        Self::after(target.timeout)
+        Self::start_at(target, Instant::now())
+    }
+
+    /// The deadline of a call to `target` that started at `now` (read by its caller, who
+    /// times the call with it too).
+    pub(crate) fn start_at(target: &ToolTarget, now: Instant) -> Self {
+        Self::after_from(target.timeout, now)
     }
 
     /// A deadline `timeout` from now (`None`: never).
     pub(crate) fn after(timeout: Option<Duration>) -> Self {
+        Self::after_from(timeout, Instant::now())
+    }
+
+    fn after_from(timeout: Option<Duration>, now: Instant) -> Self {
         Self {
-            end: timeout.and_then(|after| Some((Instant::now().checked_add(after)?, after))),
+            end: timeout.and_then(|after| Some((now.checked_add(after)?, after))),
         }
     }
 

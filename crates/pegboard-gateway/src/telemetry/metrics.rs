@@ -2,9 +2,10 @@
 //! Everything a call touches is an atomic or a lock-free lookup; label values are resolved here,
 //! against the config's names, so none is ever a string a client made up.
 
+use std::any::Any;
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use super::copy_on_write::CopyOnWrite;
@@ -25,6 +26,18 @@ pub struct ToolCallGroups {
 }
 
 type ToolCallMap = indexmap::IndexMap<OpKey, Arc<ToolCallGroups>, foldhash::fast::RandomState>;
+
+/// Where a call's route keeps what telemetry found for its tool, so the next call of it finds
+/// its groups there and not in the gateway's maps: one slot per tool of one server connection
+/// (whose owner never reads it). See [`Metrics::tool_call_groups`].
+pub type ToolMemo = OnceLock<Arc<dyn Any + Send + Sync>>;
+
+/// What a [`ToolMemo`] holds: the groups of the tool's calls by one client, in one [`Metrics`].
+struct Remembered {
+    /// Whose groups they are (a `Weak`: the address stays this metrics' while it is held).
+    metrics: Weak<Metrics>,
+    groups: Arc<ToolCallGroups>,
+}
 
 /// All metric state of one gateway.
 #[derive(Debug)]
@@ -127,14 +140,31 @@ impl Metrics {
     /// is most of what metrics cost a call when calls are few (`crates/pegboard-load`).
     /// Kept only when every label is the name given (none folded to `_unknown`, which a server
     /// not registered yet would be).
+    ///
+    /// `memo` is the route's slot for this tool (on `server`'s connection, under the name
+    /// `original`), when it has one: once the groups are kept, they are remembered there for
+    /// the first client that calls it, and its calls find them without a lookup. At one call
+    /// in flight a call finds the gateway's data where the other processes on its core left
+    /// it, and a lookup reads several lines of it: the map, its index, the keys' strings
+    /// (`crates/pegboard-load/README.md`).
     pub fn tool_call_groups(
-        &self,
+        self: &Arc<Self>,
         tool: &str,
         original: &str,
         server: &str,
         client: Option<&str>,
+        memo: Option<&ToolMemo>,
     ) -> Arc<ToolCallGroups> {
         let client_name = client.unwrap_or(DEFAULT_CLIENT);
+        if let Some(remembered) = memo
+            .and_then(OnceLock::get)
+            .and_then(|kept| kept.downcast_ref::<Remembered>())
+            && std::ptr::eq(remembered.metrics.as_ptr(), Arc::as_ptr(self))
+            && *remembered.groups.server.key.tool == *tool
+            && *remembered.groups.server.key.client == *client_name
+        {
+            return Arc::clone(&remembered.groups);
+        }
         let key = OpKeyRef {
             method: Method::ToolsCall,
             tool,
@@ -144,9 +174,23 @@ impl Metrics {
         if let Some(groups) = self.tool_calls.load().get(&key)
             && *groups.client.key.tool == *original
         {
+            if let Some(memo) = memo {
+                self.remember(memo, groups);
+            }
             return Arc::clone(groups);
         }
         self.new_tool_call(key, original, client)
+    }
+
+    /// Keep `groups` in `memo`, if it holds nothing yet (its first client's calls are the fast
+    /// ones; another client's are looked up).
+    #[cold]
+    #[inline(never)]
+    fn remember(self: &Arc<Self>, memo: &ToolMemo, groups: &Arc<ToolCallGroups>) {
+        let _ = memo.set(Arc::new(Remembered {
+            metrics: Arc::downgrade(self),
+            groups: Arc::clone(groups),
+        }));
     }
 
     /// [`Metrics::tool_call_groups`] the first time (or, for labels it does not keep, each
@@ -269,14 +313,14 @@ mod tests {
 
     #[test]
     fn a_tool_calls_groups_are_the_ones_looked_up_apart_and_kept_only_when_named() {
-        let m = Metrics::default();
+        let m = Arc::new(Metrics::default());
         m.register_client("ci");
         // Its server not registered yet: `_unknown`, and not kept.
-        let early = m.tool_call_groups("units-convert", "convert", "units", None);
+        let early = m.tool_call_groups("units-convert", "convert", "units", None, None);
         assert_eq!(&*early.server.key.server, UNKNOWN);
         m.servers.register("units");
-        let a = m.tool_call_groups("units-convert", "convert", "units", None);
-        let b = m.tool_call_groups("units-convert", "convert", "units", None);
+        let a = m.tool_call_groups("units-convert", "convert", "units", None, None);
+        let b = m.tool_call_groups("units-convert", "convert", "units", None, None);
         assert!(Arc::ptr_eq(&a, &b), "kept once named");
         assert!(Arc::ptr_eq(
             &a.server,
@@ -292,14 +336,49 @@ mod tests {
             &m.client_group(Method::ToolsCall, Some("convert"), "units")
         ));
         assert!(a.server.server.is_some(), "with the server's status window");
-        let ci = m.tool_call_groups("units-convert", "convert", "units", Some("ci"));
+        let ci = m.tool_call_groups("units-convert", "convert", "units", Some("ci"), None);
         assert_eq!(&*ci.server.key.client, "ci");
         assert!(Arc::ptr_eq(&ci.client, &a.client));
         // The same board name for another original (a reload): looked up again.
-        let moved = m.tool_call_groups("units-convert", "convert2", "units", None);
+        let moved = m.tool_call_groups("units-convert", "convert2", "units", None, None);
         assert_eq!(&*moved.client.key.tool, "convert2");
-        let stranger = m.tool_call_groups("units-convert", "convert", "units", Some("x"));
+        let stranger = m.tool_call_groups("units-convert", "convert", "units", Some("x"), None);
         assert_eq!(&*stranger.server.key.client, UNKNOWN);
+    }
+
+    #[test]
+    fn a_routes_memo_gives_the_groups_a_lookup_would_for_its_first_client_only() {
+        let m = Arc::new(Metrics::default());
+        m.servers.register("units");
+        m.register_client("ci");
+        let memo = ToolMemo::new();
+        let call = |m: &Arc<Metrics>, client| {
+            m.tool_call_groups("units-convert", "convert", "units", client, Some(&memo))
+        };
+        let first = call(&m, None);
+        assert!(memo.get().is_none(), "remembered once kept, not before");
+        let second = call(&m, None);
+        assert!(memo.get().is_some());
+        let third = call(&m, None);
+        assert!(Arc::ptr_eq(&first, &second) && Arc::ptr_eq(&second, &third));
+        // Another client's, another board name's, another gateway's: their own, as looked up.
+        let ci = call(&m, Some("ci"));
+        assert_eq!(&*ci.server.key.client, "ci");
+        assert!(Arc::ptr_eq(
+            &ci,
+            &m.tool_call_groups("units-convert", "convert", "units", Some("ci"), None)
+        ));
+        let renamed = m.tool_call_groups("units-cvt", "convert", "units", None, Some(&memo));
+        assert_eq!(&*renamed.server.key.tool, "units-cvt");
+        let other = Arc::new(Metrics::default());
+        other.servers.register("units");
+        let theirs = call(&other, None);
+        assert!(!Arc::ptr_eq(&theirs, &first));
+        assert!(Arc::ptr_eq(
+            &theirs,
+            &other.tool_call_groups("units-convert", "convert", "units", None, None)
+        ));
+        assert!(Arc::ptr_eq(&call(&m, None), &first), "still the first's");
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub use exposition::{CONTENT_TYPE as METRICS_CONTENT_TYPE, names};
 pub use hub::{Telemetry, TelemetryOptions};
 pub use labels::{DEFAULT_CLIENT, DenyReason, ErrorType, Method, OTHER_METHOD, Transport, UNKNOWN};
 pub use listener::{DEFAULT_PORT, MetricsListener};
-pub use metrics::Metrics;
+pub use metrics::{Metrics, ToolMemo};
 pub use operation::{
     ClientOperation, RequestInfo, ServerOperation, SessionGuard, UpstreamInfo,
     upstream_trace_context,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use opentelemetry::Context;
 
 use super::labels::{ErrorType, Method, Transport};
-use super::metrics::ToolCallGroups;
+use super::metrics::{ToolCallGroups, ToolMemo};
 use super::series::OpGroup;
 use super::shared::Core;
 use super::spans::{self, JsonRpcId, SpanFacts};
@@ -42,6 +42,12 @@ pub struct RequestInfo<'a> {
     /// The HTTP headers' trace context when `params._meta` had one too (linked, per the
     /// conventions).
     pub link: Option<&'a TraceContext>,
+    /// When the request started, if its caller read the clock already (else now).
+    pub started: Option<Instant>,
+    /// Where the route keeps what telemetry found for its tool (see
+    /// [`Metrics::tool_call_groups`](super::Metrics::tool_call_groups)): one slot per tool
+    /// (`original`) of one server's connection.
+    pub memo: Option<&'a ToolMemo>,
 }
 
 impl<'a> RequestInfo<'a> {
@@ -60,6 +66,8 @@ impl<'a> RequestInfo<'a> {
             transport,
             parent: None,
             link: None,
+            started: None,
+            memo: None,
         }
     }
 }
@@ -83,6 +91,8 @@ pub struct UpstreamInfo<'a> {
     pub transport: Transport,
     /// The id the gateway gives the upstream request.
     pub request_id: Option<JsonRpcId<'a>>,
+    /// When the request started, if its caller knows (else now).
+    pub started: Option<Instant>,
 }
 
 impl<'a> UpstreamInfo<'a> {
@@ -98,6 +108,7 @@ impl<'a> UpstreamInfo<'a> {
             server_port: None,
             transport,
             request_id: None,
+            started: None,
         }
     }
 }
@@ -141,13 +152,13 @@ pub struct ServerOperation {
 
 impl ServerOperation {
     pub(crate) fn start(core: &Arc<Core>, info: &RequestInfo<'_>) -> Self {
-        let start = Instant::now();
+        let start = info.started.unwrap_or_else(Instant::now);
         let method = info.method;
         let metrics = &core.metrics;
         let series = match (method, info.tool, info.server, info.original) {
-            (Method::ToolsCall, Some(tool), Some(server), Some(original)) => {
-                Series::ToolCall(metrics.tool_call_groups(tool, original, server, info.client))
-            }
+            (Method::ToolsCall, Some(tool), Some(server), Some(original)) => Series::ToolCall(
+                metrics.tool_call_groups(tool, original, server, info.client, info.memo),
+            ),
             _ => Series::Own(metrics.server_group(method, info.tool, info.server, info.client)),
         };
         metrics.call_started();
@@ -180,6 +191,11 @@ impl ServerOperation {
         spans::start_server(tracer, &facts, info.parent, info.link)
     }
 
+    /// When the request started.
+    pub(crate) fn started(&self) -> Instant {
+        self.start
+    }
+
     /// Whether this request has a span (its upstream request will have one too).
     pub(crate) fn has_span(&self) -> bool {
         self.span.is_some()
@@ -189,8 +205,14 @@ impl ServerOperation {
     /// `original` on that server. Its labels and its span's name say so from now on (a request
     /// never routed keeps the labels it started with: `_unknown` tool, no server), and its
     /// upstream request's series is found with this one's, in one lookup. Call it only with
-    /// names on the board: label values are bounded by them.
-    pub(crate) fn routed(&mut self, server: &str, tool: &str, original: &str) {
+    /// names on the board: label values are bounded by them. `memo` is the route's slot for
+    /// the tool, as [`RequestInfo::memo`].
+    pub(crate) fn routed(
+        &mut self,
+        server: &str,
+        (tool, original): (&str, &str),
+        memo: Option<&ToolMemo>,
+    ) {
         let same = match &self.series {
             Series::ToolCall(groups) => {
                 let (key, up) = (&groups.server.key, &groups.client.key);
@@ -204,7 +226,7 @@ impl ServerOperation {
             let groups = self
                 .core
                 .metrics
-                .tool_call_groups(tool, original, server, client);
+                .tool_call_groups(tool, original, server, client, memo);
             self.series = Series::ToolCall(groups);
         }
         if let Some(cx) = &self.span {
@@ -331,7 +353,7 @@ impl ClientOperation {
         parent_span: Option<&Context>,
         incoming: Option<&TraceContext>,
     ) -> Self {
-        let start = Instant::now();
+        let start = info.started.unwrap_or_else(Instant::now);
         let method = info.method;
         let series = known.unwrap_or_else(|| {
             Series::Own(core.metrics.client_group(method, info.tool, info.server))

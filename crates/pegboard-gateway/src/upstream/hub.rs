@@ -4,7 +4,8 @@
 //! open one more connection to it for one session ([`OpenPerSession`]; PASSTHROUGH.md §0–§2, §6).
 
 use std::{
-    collections::HashSet,
+    any::Any,
+    collections::{HashMap, HashSet},
     fmt,
     sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak},
 };
@@ -17,6 +18,15 @@ use super::{
     sides::{Boxed, Downstream},
 };
 use crate::protocol::versions::upstream_speaks_2026;
+
+/// A tool of one connection that answers plain calls (no task), found with each call's route.
+#[derive(Debug, Default)]
+pub(crate) struct PlainTool {
+    /// What the layers above keep per tool of this connection, where a call finds it with its
+    /// route and no lookup of its own (the call's metric series, see `crate::telemetry`). The
+    /// hub never reads it.
+    pub(crate) memo: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
 
 /// Per upstream connection: its namespace, its in-flight calls, and the relay to the
 /// downstream sessions (attached when the first session starts).
@@ -33,8 +43,8 @@ pub struct Hub {
     task_tools: RwLock<HashSet<String>>,
     /// Tools that answered a plain call normally: their arguments need no copy kept for a
     /// task retry, so the hot path allocates nothing extra.
-    /// Looked up on every call on the lane (foldhash: tool names are the servers' own).
-    plain_tools: RwLock<HashSet<String, foldhash::fast::RandomState>>,
+    /// Looked up with every call's route (foldhash: tool names are the servers' own).
+    plain_tools: RwLock<HashMap<String, Arc<PlainTool>, foldhash::fast::RandomState>>,
     /// The newest protocol version the server said it supports (`server/discover`), if it did.
     newest: OnceLock<ProtocolVersion>,
     /// Set on the shared connection of a `"session": "per-client"` server.
@@ -69,7 +79,7 @@ impl Hub {
             flights: Arc::default(),
             downstream: Mutex::new(None),
             task_tools: RwLock::new(HashSet::new()),
-            plain_tools: RwLock::new(HashSet::default()),
+            plain_tools: RwLock::new(HashMap::default()),
             newest: OnceLock::new(),
             per_session: OnceLock::new(),
             lane: OnceLock::new(),
@@ -139,19 +149,23 @@ impl Hub {
             .insert(tool.to_string());
     }
 
-    /// Whether `tool` is known to answer plain calls.
-    pub(crate) fn is_plain(&self, tool: &str) -> bool {
+    /// `tool`, when it is known to answer plain calls.
+    pub(crate) fn plain_tool(&self, tool: &str) -> Option<Arc<PlainTool>> {
         self.plain_tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains(tool)
+            .get(tool)
+            .cloned()
     }
 
     pub(crate) fn mark_plain(&self, tool: &str) {
-        self.plain_tools
+        let mut tools = self
+            .plain_tools
             .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(tool.to_string());
+            .unwrap_or_else(PoisonError::into_inner);
+        if !tools.contains_key(tool) {
+            tools.insert(tool.to_string(), Arc::default());
+        }
     }
 
     /// For a `"session": "per-client"` server's shared connection: how to open a session's own.

@@ -18,5 +18,5 @@ pub use client::UpstreamClient;
 pub(crate) use client::can_elicit;
 pub(crate) use flights::{Flight, OwnedFlightGuard};
 pub use hub::Hub;
-pub(crate) use hub::{OpenPerSession, SessionConnection};
+pub(crate) use hub::{OpenPerSession, PlainTool, SessionConnection};
 pub use tap::ProgressTap;
