@@ -11,8 +11,10 @@ use super::export_config::TraceExport;
 use super::exposition;
 use super::labels::DenyReason;
 use super::metrics::Metrics;
-use super::operation::{ClientOperation, RequestInfo, ServerOperation, SessionGuard, UpstreamInfo};
+use super::operation::{ClientOperation, ServerOperation};
+use super::request_info::{RequestInfo, UpstreamInfo};
 use super::servers::ServerState;
+use super::session::SessionGuard;
 use super::shared::Core;
 use super::status::StatusReport;
 

@@ -35,8 +35,10 @@ mod listener;
 mod metrics;
 mod operation;
 mod relayed;
+mod request_info;
 mod series;
 mod servers;
+mod session;
 mod shared;
 mod spans;
 mod status;
@@ -52,12 +54,11 @@ pub use hub::{Telemetry, TelemetryOptions};
 pub use labels::{DEFAULT_CLIENT, DenyReason, ErrorType, Method, OTHER_METHOD, Transport, UNKNOWN};
 pub use listener::{DEFAULT_PORT, MetricsListener};
 pub use metrics::{Metrics, ToolMemo};
-pub use operation::{
-    ClientOperation, RequestInfo, ServerOperation, SessionGuard, UpstreamInfo,
-    upstream_trace_context,
-};
+pub use operation::{ClientOperation, ServerOperation, upstream_trace_context};
 pub use relayed::Relayed;
+pub use request_info::{RequestInfo, UpstreamInfo};
 pub use servers::ServerState;
+pub use session::SessionGuard;
 pub use spans::JsonRpcId;
 pub use status::{ServerStatus, StatusReport};
 pub use status_client::{default_url, fetch_status};

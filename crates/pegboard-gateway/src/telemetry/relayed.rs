@@ -4,9 +4,8 @@
 
 use super::hub::Telemetry;
 use super::labels::ErrorType;
-use super::operation::{
-    ClientOperation, RequestInfo, ServerOperation, UpstreamInfo, upstream_trace_context,
-};
+use super::operation::{ClientOperation, ServerOperation, upstream_trace_context};
+use super::request_info::{RequestInfo, UpstreamInfo};
 use super::trace_context::TraceContext;
 
 /// A downstream request relayed to a server (see the module docs). With telemetry off it holds
