@@ -174,7 +174,9 @@ impl Metrics {
         if let Some(groups) = self.tool_calls.load().get(&key)
             && *groups.client.key.tool == *original
         {
-            if let Some(memo) = memo {
+            // Only while the slot is empty: for a client after its first, a call would
+            // otherwise make a `Remembered` only to have the slot refuse it.
+            if let Some(memo) = memo.filter(|memo| memo.get().is_none()) {
                 self.remember(memo, groups);
             }
             return Arc::clone(groups);
