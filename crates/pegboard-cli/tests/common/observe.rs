@@ -22,7 +22,7 @@ pub use super::parity::{Exchange, Front, WAIT, Way};
 /// and [`SESSION_UP`] once a session's calls may take it.
 pub const LOG: &str = "warn,pegboard_gateway::express=trace,\
                        pegboard_gateway::session::http_sessions=debug,\
-                       pegboard_gateway::telemetry::operation=debug,\
+                       pegboard_gateway::telemetry::session=debug,\
                        pegboard_gateway::gateway::observe=debug";
 
 /// What the gateway logs once the lane knows a session (stdio: after rmcp answered
