@@ -104,6 +104,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout: u64,
 
+    /// Seconds an HTTP gateway drains on SIGTERM before it ends its sessions: /readyz answers 503, a request
+    /// opening a new session gets 503 with Retry-After (the balancer retries it on another replica), the
+    /// sessions held here are served on, and the calls in flight get this long to finish. 0: end at once.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub drain: u64,
+
     /// Seconds after startup during which tools/list, and calls of tools not on the board yet, wait until
     /// every server has started or failed (servers join the board in the background as they come up, and
     /// clients get tools/list_changed). 0: never wait. The default covers most servers' start and stays far

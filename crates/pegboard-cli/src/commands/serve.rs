@@ -39,6 +39,7 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .max_message(args.config.max_message())
         .wait(args.wait)
         .restart(!args.no_restart)
+        .drain(Duration::from_secs(args.drain))
         .reload_on_hangup(true, args.config.strict)
         .express(!args.no_express)
         .max_result_tokens(args.max_result_tokens())

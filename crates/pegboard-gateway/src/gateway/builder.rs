@@ -17,6 +17,10 @@ use crate::server::BoardServer;
 use crate::session::startup::{DEFAULT_WAIT, Startup};
 use crate::telemetry::{Telemetry, TelemetryOptions, TraceExport};
 
+/// How long an HTTP gateway told to stop (its `ct` cancelled: SIGTERM for `pegboard serve`)
+/// waits for the calls in flight before it ends its sessions, by default.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
+
 /// How long a server gets to start and list its tools, by default.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -32,6 +36,8 @@ pub(super) struct Settings {
     pub(super) max_result_tokens: Option<usize>,
     /// Where `/metrics` and `/status` are served, if anywhere.
     pub(super) metrics: Option<SocketAddr>,
+    /// How long an HTTP gateway told to stop waits for the calls in flight.
+    pub(super) drain: Duration,
 }
 
 /// Sets up a [`Gateway`] (see [`Gateway::builder`]).
@@ -108,6 +114,7 @@ impl GatewayBuilder {
                 max_message: None,
                 max_result_tokens: None,
                 metrics: None,
+                drain: DEFAULT_DRAIN,
             },
             wait: DEFAULT_WAIT,
             tool_search: None,
@@ -133,6 +140,15 @@ impl GatewayBuilder {
     /// servers still starting (default [`DEFAULT_WAIT`]; zero: never).
     pub fn wait(mut self, wait: Duration) -> Self {
         self.wait = wait;
+        self
+    }
+
+    /// How long serving HTTP drains once told to stop (default [`DEFAULT_DRAIN`]): `/readyz`
+    /// answers 503, a request that would open a session gets 503 with `Retry-After`, the
+    /// sessions held here are served on, and the calls in flight get this long to finish before
+    /// the sessions end. Zero: end them at once.
+    pub fn drain(mut self, drain: Duration) -> Self {
+        self.settings.drain = drain;
         self
     }
 

@@ -14,8 +14,8 @@ use crate::http::{self, HttpOptions, MCP_PATH, serve::Timeouts};
 use crate::reload::Fleet;
 use crate::telemetry::MetricsListener;
 
-/// How long open HTTP connections get to finish after the gateway is told to stop.
-const HTTP_DRAIN: Duration = Duration::from_secs(5);
+/// How long open HTTP connections get to finish what they are sending once the sessions end.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
 /// The servers' startup, then supervision (by the fleet's own tasks) and, when asked, a reload
 /// at each SIGHUP. Never ends but with an error: not one server started.
@@ -174,13 +174,17 @@ pub(super) async fn http(
     timeouts: Timeouts,
     ct: CancellationToken,
 ) -> Result<(), GatewayError> {
+    // Sessions end only after the drain: `ct` starts it.
+    let sessions = CancellationToken::new();
+    let _end_sessions = sessions.clone().drop_guard();
     let app = http::front_with(
         gateway.handler(),
         options,
-        ct.child_token(),
+        sessions.clone(),
         gateway.config.access.as_ref(),
     )
     .map_err(|e| GatewayError::HttpOption(format!("{e:#}")))?;
+    let health = app.health.clone();
     let local = listener
         .local_addr()
         .map_err(|e| GatewayError::Serve(format!("the listener has no local address: {e}")))?;
@@ -207,18 +211,45 @@ pub(super) async fn http(
             pending(gateway)
         ),
     );
-    let server = http::serve::serve(listener, app, timeouts, ct.clone());
+    let stop_accepting = CancellationToken::new();
+    let server = http::serve::serve(listener, app, timeouts, stop_accepting.clone());
     let mut server = std::pin::pin!(server);
     let failed = |e: std::io::Error| GatewayError::Serve(format!("the HTTP server failed: {e}"));
     tokio::select! {
         r = &mut server => return r.map_err(failed),
         () = ct.cancelled() => {}
     }
-    // Sessions end with `ct`; give open connections a moment to finish what they are sending.
+    // The drain: still accepting (a request of a session held here is served; one opening a
+    // session is sent elsewhere), until the calls in flight have finished or the time is up.
+    if let Some(health) = health {
+        let limit = gateway.settings.drain;
+        tracing::info!(
+            in_flight = health.in_flight(),
+            "draining: /readyz answers 503, new sessions go elsewhere; waiting up to {} s for the calls in flight",
+            limit.as_secs_f64()
+        );
+        let drained = async {
+            match health.drain_for(limit).await {
+                0 => tracing::info!("drained: no call in flight"),
+                left => tracing::warn!(
+                    "the drain's {} s are over with {left} request{} still in flight; ending them",
+                    limit.as_secs_f64(),
+                    plural(left)
+                ),
+            }
+        };
+        tokio::select! {
+            r = &mut server => return r.map_err(failed),
+            () = drained => {}
+        }
+    }
+    stop_accepting.cancel();
+    sessions.cancel();
+    // Give open connections a moment to finish what they are sending.
     tokio::select! {
         r = &mut server => r.map_err(failed)?,
-        () = tokio::time::sleep(HTTP_DRAIN) => {
-            tracing::warn!("open HTTP connections did not close within {HTTP_DRAIN:?}; closing them");
+        () = tokio::time::sleep(CLOSE_GRACE) => {
+            tracing::warn!("open HTTP connections did not close within {CLOSE_GRACE:?}; closing them");
         }
     }
     Ok(())

@@ -27,12 +27,14 @@ use crate::server::BoardServer;
 use crate::session::http_sessions::Sessions;
 use crate::telemetry::{DenyReason, Telemetry};
 
+pub(crate) mod health;
 mod origins;
 mod replica;
 pub mod serve;
 mod sessions;
 mod shared;
 pub use crate::protocol::headers::MCP_PATH;
+pub use health::{HEALTH_PATH, READY_PATH};
 pub use replica::{MAX_REPLICA_ID_LEN, ReplicaId, ReplicaIdError, ReplicaSessionError};
 pub use sessions::SessionLimits;
 
@@ -81,6 +83,8 @@ pub(crate) fn router_with(
 pub struct Front {
     pub(crate) router: Router,
     pub(crate) lane: Option<Arc<HttpLane>>,
+    /// Readiness and the requests in flight (see `health`); none for a plain router.
+    pub(crate) health: Option<Arc<health::Health>>,
 }
 
 impl Front {
@@ -99,7 +103,11 @@ impl Front {
 impl From<Router> for Front {
     /// Any router, served as it is (no lane in front).
     fn from(router: Router) -> Self {
-        Self { router, lane: None }
+        Self {
+            router,
+            lane: None,
+            health: None,
+        }
     }
 }
 
@@ -162,6 +170,7 @@ pub(crate) fn front_with(
         Arc::clone(server.relay().express_sessions()),
         server.hooks().telemetry.clone(),
     );
+    let health = health::Health::new(server.startup().clone());
     let server = server.stateless(options.stateless);
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
     if let Some(addr) = options.bind
@@ -227,9 +236,12 @@ pub(crate) fn front_with(
     if let Some(metadata) = auth.metadata_router() {
         router = metadata.merge(router);
     }
+    // The probes, outside authentication too: a probe carries no token.
+    router = health.router().merge(router);
     Ok(Front {
         router,
         lane: Some(lane),
+        health: Some(health),
     })
 }
 

@@ -36,7 +36,9 @@ use tower::{Layer, ServiceExt};
 use tower_http::timeout::{RequestBodyTimeout, RequestBodyTimeoutLayer};
 
 use super::Front;
+use super::health::{Health, Tracked};
 use crate::express::http::{HttpLane, Outcome};
+use crate::protocol::headers::SESSION_HEADER;
 
 /// Pause after a failed `accept` (out of file descriptors, say), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -72,9 +74,14 @@ pub async fn serve(
     timeouts: Timeouts,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let Front { router, lane } = app.into();
+    let Front {
+        router,
+        lane,
+        health,
+    } = app.into();
     let service = Dispatch {
         lane,
+        health,
         router: RequestBodyTimeoutLayer::new(timeouts.body).layer(router),
         body_timeout: timeouts.body,
     };
@@ -112,6 +119,7 @@ pub async fn serve(
 #[derive(Clone)]
 struct Dispatch {
     lane: Option<Arc<HttpLane>>,
+    health: Option<Arc<Health>>,
     router: RequestBodyTimeout<Router>,
     body_timeout: Duration,
 }
@@ -124,17 +132,35 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     type Future = Answer;
 
     fn call(&self, request: Request<Incoming>) -> Self::Future {
-        let router = self.router.clone();
-        let Some(lane) = self.lane.clone() else {
-            return Box::pin(router.oneshot(request));
+        // A POST is a message of a session (or one that opens it): counted in flight until its
+        // answer has been sent, so a drain can wait for it; while draining, one that would open
+        // a session is sent elsewhere.
+        let in_flight = match &self.health {
+            Some(health) if request.method() == hyper::Method::POST => {
+                if health.is_draining() && !request.headers().contains_key(SESSION_HEADER) {
+                    return Box::pin(std::future::ready(Ok(Health::refusal())));
+                }
+                Some(health.begin())
+            }
+            _ => None,
         };
+        let router = self.router.clone();
+        let lane = self.lane.clone();
         let body_timeout = self.body_timeout;
         Box::pin(async move {
-            match lane.take(request, Some(body_timeout)).await {
-                Outcome::Answered(response) => Ok(response),
-                Outcome::Untouched(request) => router.oneshot(request).await,
-                Outcome::Read(request) => router.oneshot(request).await,
-            }
+            let response = match lane {
+                None => router.oneshot(request).await,
+                Some(lane) => match lane.take(request, Some(body_timeout)).await {
+                    Outcome::Answered(response) => Ok(response),
+                    Outcome::Untouched(request) => router.oneshot(request).await,
+                    Outcome::Read(request) => router.oneshot(request).await,
+                },
+            };
+            Ok(match (response, in_flight) {
+                (Ok(response), Some(in_flight)) => Tracked::wrap(response, in_flight),
+                (Ok(response), None) => response,
+                (Err(never), _) => match never {},
+            })
         })
     }
 }

@@ -24,8 +24,9 @@ use super::discovery;
 pub struct KeyOptions {
     /// The longest a request waits for the IdP (metadata and keys together).
     pub fetch_timeout: Duration,
-    /// An unknown `kid` triggers a refetch at most this often (once a minute); the first fetch
-    /// and the background refresh do not count.
+    /// An unknown `kid` triggers a refetch at most this often (every 10 s: a key rotated at the
+    /// IdP is accepted within seconds on every replica, while tokens with made-up `kid`s cannot
+    /// make the gateway hammer the IdP); the first fetch and the background refresh do not count.
     pub refetch_interval: Duration,
     /// After a failed fetch, the next is tried no sooner than this.
     pub retry_after_failure: Duration,
@@ -34,11 +35,11 @@ pub struct KeyOptions {
 }
 
 impl Default for KeyOptions {
-    /// 5 s per fetch, a refetch a minute, 5 s after a failure, a fresh set every hour.
+    /// 5 s per fetch, a refetch at most every 10 s, 5 s after a failure, a fresh set every hour.
     fn default() -> Self {
         Self {
             fetch_timeout: Duration::from_secs(5),
-            refetch_interval: Duration::from_secs(60),
+            refetch_interval: Duration::from_secs(10),
             retry_after_failure: Duration::from_secs(5),
             max_age: Duration::from_secs(3600),
         }

@@ -81,10 +81,16 @@ impl Startup {
         *self.settled.borrow()
     }
 
+    /// Whether the startup wait is over: every server has started or failed, or the grace period
+    /// has passed (what a readiness probe reports).
+    pub fn is_over(&self) -> bool {
+        self.is_settled() || self.until.is_some_and(|until| Instant::now() >= until)
+    }
+
     /// Wait until every server has started or failed, or the grace period is over, whichever comes
     /// first. Returns at once when either has happened.
     pub async fn wait(&self) {
-        if self.is_settled() || self.until.is_some_and(|until| Instant::now() >= until) {
+        if self.is_over() {
             return;
         }
         let mut settled = self.settled.clone();
