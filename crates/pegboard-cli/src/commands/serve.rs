@@ -40,6 +40,7 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .wait(args.wait)
         .restart(!args.no_restart)
         .reload_on_hangup(true, args.config.strict)
+        .follow_config(!args.no_follow)
         .express(!args.no_express)
         .max_result_tokens(args.max_result_tokens())
         .metrics(args.metrics)
