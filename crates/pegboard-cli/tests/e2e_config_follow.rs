@@ -17,10 +17,16 @@ use serde_json::json;
 const WAIT: Duration = Duration::from_secs(30);
 
 async fn pegboard(args: &[&str], config: &Path) -> Result<()> {
+    // The config first: after `--` everything is the server's command line.
+    let (command, rest) = args.split_first().context("no command")?;
+    let home = config.parent().context("no folder")?;
     let out = tokio::process::Command::new(common::pegboard())
-        .args(args)
+        .arg(command)
         .arg("--config")
         .arg(config)
+        .args(rest)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
         .env_remove("PEGBOARD_CONFIG")
         .output()
         .await?;

@@ -156,10 +156,14 @@ impl Home {
             std::env::var("PATH").unwrap_or_default()
         );
         let mut command = tokio::process::Command::new(common::pegboard());
+        // The config first: after `--` everything is the server's command line.
+        let (first, rest) = args.split_first().expect("a command");
         command
-            .args(args)
+            .arg(first)
             .arg("--config")
             .arg(&self.config)
+            .args(rest)
+            .env("XDG_CONFIG_HOME", self.dir.path().join(".config"))
             .env("HOME", self.dir.path())
             .env("XDG_DATA_HOME", self.dir.path().join("data"))
             .env("PATH", path)
