@@ -14,10 +14,17 @@ use crate::registry::DEFAULT_REGISTRY;
 /// `pegboard remove NAME`.
 pub fn remove(args: &EntryArgs) -> Result<i32> {
     let mut edit = ConfigEdit::open(Some(&existing(&args.config)?))?;
-    edit.remove(&args.name)?;
+    let entry = edit.remove(&args.name)?;
     let path = edit.path().to_path_buf();
     edit.save()?;
     println!("removed `{}` from {}", args.name, path.display());
+    let secrets = secret_references(&entry.to_string());
+    if !secrets.is_empty() {
+        eprintln!(
+            "its secrets stay in the store (other entries may use them): forget each with `pegboard secret rm NAME` ({})",
+            secrets.join(", ")
+        );
+    }
     Ok(0)
 }
 
@@ -30,6 +37,21 @@ pub fn set_disabled(args: &EntryArgs, disabled: bool) -> Result<i32> {
     let what = if disabled { "disabled" } else { "enabled" };
     println!("{what} `{}` in {}", args.name, path.display());
     Ok(0)
+}
+
+/// The names of the `${secret:NAME}` references in `text`, in order, each once.
+fn secret_references(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for part in text.split("${secret:").skip(1) {
+        let name: String = part
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .collect();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 /// The config these commands change: it must exist (`add` alone creates one).
@@ -64,4 +86,15 @@ pub fn secrets(config: Option<&Path>) -> Result<Secrets> {
         None => CredentialsBackend::Auto,
     };
     Secrets::open(backend).context("cannot open the secret store")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::secret_references;
+
+    #[test]
+    fn secret_references_are_found_once_each() {
+        let text = r#"{"env": {"A": "${secret:x.A}", "B": "${secret:x.B:-d}", "C": "${secret:x.A}", "D": "${HOME}"}}"#;
+        assert_eq!(secret_references(text), ["x.A", "x.B"]);
+    }
 }
