@@ -6,6 +6,8 @@
 #           adapters still run on, for the interop tests of what they do: list and close at once)
 #           opentelemetry-proto (the official OTLP protobuf definitions) with grpcio, for the OTLP
 #           receiver the telemetry tests export spans to (crates/pegboard-gateway/tests/support/)
+#           uv (its `uvx` runs the PyPI servers `pegboard add` installs from the MCP Registry),
+#           in a venv of its own
 #   - npm:  @modelcontextprotocol/server-everything (the reference server) and
 #           @modelcontextprotocol/sdk (the official TypeScript SDK, as a client; the version
 #           server-everything 2026.8.31 resolves to, declared so the client tests own the pin),
@@ -22,6 +24,13 @@ if [ ! -x "$deps/venv/bin/mcp-server-time" ] || ! "$deps/venv/bin/python" -c "im
   echo "setup: installing mcp and mcp-server-time into $deps/venv" >&2
   python3 -m venv "$deps/venv"
   "$deps/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0" "mcp-server-time==2026.10.19"
+fi
+
+uv="0.13.9"
+if [[ "$("$deps/venv-uv/bin/uvx" --version 2>/dev/null)" != "uvx $uv"* ]]; then
+  echo "setup: installing uv $uv into $deps/venv-uv" >&2
+  python3 -m venv "$deps/venv-uv"
+  "$deps/venv-uv/bin/pip" install --quiet --disable-pip-version-check "uv==$uv"
 fi
 
 mcp1="1.30.0"

@@ -4,7 +4,9 @@
 
 mod cli;
 mod commands;
+mod config_edit;
 mod output;
+mod registry;
 
 use pegboard_gateway::config;
 
@@ -70,6 +72,12 @@ fn main() {
             Command::Demo(args) => commands::demo::run(args, progress).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::DemoServer(args) => commands::demo::serve_one(args).await,
+            Command::Add(args) => commands::add::run(*args).await,
+            Command::Remove(args) => commands::servers::remove(&args),
+            Command::Enable(args) => commands::servers::set_disabled(&args, false),
+            Command::Disable(args) => commands::servers::set_disabled(&args, true),
+            Command::Find(args) => commands::find::run(args).await,
+            Command::Secret(args) => commands::secret::run(args),
         };
         match result {
             Ok(code) => code,

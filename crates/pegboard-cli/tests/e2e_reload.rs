@@ -44,7 +44,12 @@ impl Gateway {
         let path = dir.path().join("pegboard.json");
         write(&path, config)?;
         let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
-            c.arg("serve").arg("--config").arg(&path).args(flags);
+            // SIGHUP alone: the file is not followed here (e2e_config_follow.rs tests that).
+            c.arg("serve")
+                .arg("--no-follow")
+                .arg("--config")
+                .arg(&path)
+                .args(flags);
         });
         let (transport, stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::piped())

@@ -69,6 +69,7 @@ pub mod http;
 mod search_mode;
 mod server;
 // Layer 6: the gateway: start, serve, supervise, reload.
+mod follow;
 mod gateway;
 mod reload;
 mod supervise;
@@ -89,6 +90,12 @@ pub mod status {
     pub use crate::telemetry::{
         ServerStatus, StatusReport, TelemetryError, default_url, fetch_status,
     };
+}
+
+/// Named secrets in the credential store (the OS keyring, else a 0600 file): what a config's
+/// `${secret:ENTRY.VAR}` is filled from, and what `pegboard secret set|list|rm` edits.
+pub mod secrets {
+    pub use crate::credentials::{Secrets, StoreError, is_secret_name};
 }
 
 #[cfg(feature = "testing")]

@@ -7,9 +7,12 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod serve;
+mod servers;
 
 use serve::SERVE_HELP;
 pub use serve::ServeArgs;
+use servers::{ADD_HELP, FIND_HELP, SECRET_HELP};
+pub use servers::{AddArgs, EditConfigArgs, EntryArgs, FindArgs, SecretAction, SecretArgs};
 
 const MAIN_HELP: &str = "\
 Examples:
@@ -131,6 +134,22 @@ pub enum Command {
     /// Show a running gateway's servers: state, tools, restarts, calls, errors and latency of the last 5 minutes.
     #[command(after_help = STATUS_HELP)]
     Status(StatusArgs),
+    // Managing the servers of the config (docs/servers.md).
+    /// Add a server to the config: a command, a URL, or a server of the MCP Registry.
+    #[command(after_help = ADD_HELP)]
+    Add(Box<AddArgs>),
+    /// Take a server out of the config.
+    Remove(EntryArgs),
+    /// Turn a server of the config back on (takes away its `"disabled": true`).
+    Enable(EntryArgs),
+    /// Turn a server of the config off without removing it (`"disabled": true`).
+    Disable(EntryArgs),
+    /// Search the MCP Registry.
+    #[command(after_help = FIND_HELP)]
+    Find(FindArgs),
+    /// Store, list and forget the secrets a config refers to as ${secret:NAME}.
+    #[command(after_help = SECRET_HELP)]
+    Secret(SecretArgs),
     /// Serve one bundled demo server (notes, units, docs; test with the `testing` feature) over stdio: what `demo` starts.
     #[command(hide = true)]
     DemoServer(DemoServerArgs),

@@ -40,7 +40,8 @@ server fails to start, pegboard exits with an error.
 Ctrl-C or SIGTERM (or the client closing stdin) shuts every server down cleanly.
 SIGHUP reloads the config file: added servers start, removed ones stop, changed ones restart with their new
 settings, unchanged ones keep running untouched; clients get tools/list_changed. A config that does not load
-is reported and changes nothing.";
+is reported and changes nothing. An edit of the config file (`pegboard add`, `remove`, `disable`, or by hand)
+is applied the same way on its own (off with --no-follow).";
 
 /// `pegboard serve`.
 #[derive(Debug, Args)]
@@ -121,6 +122,12 @@ pub struct ServeArgs {
     /// with this flag, a SIGHUP reload starts it again).
     #[arg(long)]
     pub no_restart: bool,
+
+    /// Do not follow the config file: by default an edit of it (by `pegboard add`/`remove`/`enable`/
+    /// `disable`, or by hand) is applied as SIGHUP applies it, once the file has stayed unchanged for a
+    /// moment; a file that does not load is logged and the running servers are kept.
+    #[arg(long)]
+    pub no_follow: bool,
 
     /// Cut tool results over N tokens (estimated as UTF-8 bytes / 4) with a notice, for every server whose
     /// entry (or config) sets no `maxResultTokens`; a structuredContent over it becomes an error. Default: no cap.

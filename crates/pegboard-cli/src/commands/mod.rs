@@ -1,13 +1,17 @@
 //! One module per subcommand, plus what they share: loading the config and filling the board.
 
+pub mod add;
 pub mod auth;
 pub mod call;
 pub mod demo;
+pub mod find;
 pub mod findings;
 pub mod login;
 pub mod pin;
 pub mod search;
+pub mod secret;
 pub mod serve;
+pub mod servers;
 pub mod status;
 pub mod tools;
 

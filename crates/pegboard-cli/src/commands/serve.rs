@@ -41,6 +41,7 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .restart(!args.no_restart)
         .drain(Duration::from_secs(args.drain))
         .reload_on_hangup(true, args.config.strict)
+        .follow_config(!args.no_follow)
         .express(!args.no_express)
         .max_result_tokens(args.max_result_tokens())
         .metrics(args.metrics)

@@ -147,6 +147,12 @@ pub enum VariableProblem {
          use an environment variable `${{NAME}}` instead"
     )]
     Editor(String),
+    /// `${secret:NAME}` with no such secret stored.
+    #[error(
+        "secret `{0}` is not in the credential store (used as `${{secret:{0}}}`); store it with \
+         `pegboard secret set {0}`"
+    )]
+    Secret(String),
     /// `${` without `}`.
     #[error("unclosed `${{` in `{0}` (write `$${{` for a literal `${{`)")]
     Unclosed(String),

@@ -23,7 +23,8 @@
 //!
 //! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
 //! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a
-//! literal `${`. `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
+//! literal `${`; `${secret:ENTRY.VAR}` is the secret of that name in the credential store (see
+//! [`crate::secrets`]). `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
 //! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
 
 mod entry;
@@ -33,6 +34,7 @@ mod guards;
 mod guards_tests;
 mod oauth;
 mod raw;
+mod secret_lookup;
 #[cfg(test)]
 mod tests;
 pub mod tool_search;
@@ -267,7 +269,15 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let config = parse(&text, path, &|name| std::env::var(name).ok())?;
+    let secrets = secret_lookup::SecretLookup::for_text(&text);
+    let config = parse(
+        &text,
+        path,
+        &|name| match name.strip_prefix(vars::SECRET_PREFIX) {
+            Some(secret) => secrets.get(secret),
+            None => std::env::var(name).ok(),
+        },
+    )?;
     let lock_file = config.lock_file.clone();
     config.with_lock_file(&lock_file)
 }

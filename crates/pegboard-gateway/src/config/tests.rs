@@ -431,3 +431,37 @@ fn an_unknown_credentials_backend_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn secrets_are_asked_for_by_their_whole_reference() -> Result<()> {
+    let lookup = |name: &str| (name == "secret:brave.KEY").then(|| "k-1".to_string());
+    let text = r#"{"mcpServers": {
+        "brave": {"command": "x", "env": {"KEY": "${secret:brave.KEY}", "B": "${secret:none.X:-dflt}"}},
+        "other": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer ${secret:gone.TOKEN}"}}
+    }}"#;
+    let config = parse(text, Path::new("c.json"), &lookup)?;
+    let Transport::Stdio { env, .. } = &config.servers[0].transport else {
+        panic!("not stdio");
+    };
+    assert_eq!(env["KEY"], "k-1");
+    assert_eq!(env["B"], "dflt");
+    let skipped = config.skipped()[0].to_string();
+    assert!(
+        skipped.contains("secret `gone.TOKEN` is not in the credential store"),
+        "{skipped}"
+    );
+    assert!(
+        skipped.contains("pegboard secret set gone.TOKEN"),
+        "{skipped}"
+    );
+    assert_eq!(
+        expand("${secret:a b}", &lookup),
+        Err(VariableProblem::NotAName("secret:a b".into()))
+    );
+    // Editor variables are still refused as such.
+    assert!(matches!(
+        expand("${input:x}", &lookup),
+        Err(VariableProblem::Editor(_))
+    ));
+    Ok(())
+}

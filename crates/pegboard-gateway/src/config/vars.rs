@@ -2,7 +2,11 @@
 
 use super::VariableProblem;
 
+/// The prefix of a reference to a stored secret: `${secret:ENTRY.VAR}`.
+pub const SECRET_PREFIX: &str = "secret:";
+
 /// Expand `${VAR}` and `${VAR:-fallback}`; `$${` is a literal `${`; any other `$` is kept as is.
+/// `${secret:NAME}` asks `lookup` for `secret:NAME` (a value of the credential store).
 ///
 /// # Errors
 /// A [`VariableProblem`]: an unset variable, an editor variable, an unclosed `${`.
@@ -27,6 +31,21 @@ pub fn expand(
                 Some((v, f)) => (v, Some(f)),
                 None => (inner, None),
             };
+            if let Some(secret) = var.strip_prefix(SECRET_PREFIX) {
+                if !crate::credentials::is_secret_name(secret) {
+                    return Err(VariableProblem::NotAName(inner.to_string()));
+                }
+                match (
+                    lookup(var).filter(|v| fallback.is_none() || !v.is_empty()),
+                    fallback,
+                ) {
+                    (Some(v), _) => out.push_str(&v),
+                    (None, Some(f)) => out.push_str(f),
+                    (None, None) => return Err(VariableProblem::Secret(secret.to_string())),
+                }
+                rest = &body[end + 1..];
+                continue;
+            }
             if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 if var.contains(':') {
                     return Err(VariableProblem::Editor(inner.to_string()));

@@ -84,7 +84,7 @@ impl FileStore {
 }
 
 /// Write `bytes` to `path` through a synced temporary file (0600) renamed over it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     // tempfile creates the file with mode 0600 on Unix, before anything is written to it.
     let mut temp = tempfile::Builder::new()

@@ -18,6 +18,7 @@ mod os_keyring;
 mod paths;
 mod record;
 mod rmcp_store;
+mod secrets;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -26,4 +27,5 @@ pub use error::StoreError;
 pub use key::StoreKey;
 pub use record::{ClientRegistration, CredentialRecord, RegistrationKind, now_epoch};
 pub use rmcp_store::{REFUSED, RmcpStore};
+pub use secrets::{Secrets, is_secret_name};
 pub use store::{ServerStore, Store};

@@ -30,6 +30,7 @@ pub(super) struct Settings {
     pub(super) startup_timeout: Duration,
     pub(super) restart: bool,
     pub(super) reload_on_hangup: bool,
+    pub(super) follow_config: bool,
     pub(super) strict: bool,
     pub(super) progress: Progress,
     pub(super) max_message: Option<usize>,
@@ -109,6 +110,7 @@ impl GatewayBuilder {
                 startup_timeout: DEFAULT_STARTUP_TIMEOUT,
                 restart: true,
                 reload_on_hangup: false,
+                follow_config: false,
                 strict: false,
                 progress: Progress::Quiet,
                 max_message: None,
@@ -164,6 +166,14 @@ impl GatewayBuilder {
     pub fn reload_on_hangup(mut self, on: bool, strict: bool) -> Self {
         self.settings.reload_on_hangup = on;
         self.settings.strict = strict;
+        self
+    }
+
+    /// Follow the config file: when its content changes (and has stayed so for a moment), read it
+    /// again and bring the servers in line as at SIGHUP (default off; `pegboard serve` turns it
+    /// on unless `--no-follow`). A file that does not load is logged and changes nothing.
+    pub fn follow_config(mut self, on: bool) -> Self {
+        self.settings.follow_config = on;
         self
     }
 
@@ -267,6 +277,10 @@ impl GatewayBuilder {
             .with_express(self.express)
             .with_hooks(hooks)
             .with_client(stdio_client);
+        let follow = self
+            .settings
+            .follow_config
+            .then(|| crate::follow::ConfigFollow::new(&self.config.source));
         Ok(Gateway {
             board,
             config: self.config,
@@ -280,6 +294,7 @@ impl GatewayBuilder {
                 (self.settings.reload_on_hangup || audit_to_file)
                     .then(crate::reload::Hangup::listen),
             ),
+            follow: Mutex::new(follow),
             settings: self.settings,
         })
     }

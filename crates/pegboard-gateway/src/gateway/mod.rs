@@ -57,6 +57,8 @@ pub struct Gateway {
     /// SIGHUP, listened for from the build on (so one sent during startup reloads after it
     /// rather than killing the process), when reloads are on.
     hangup: Mutex<Option<crate::reload::Hangup>>,
+    /// The config file, followed from the build on when asked to ([`GatewayBuilder::follow_config`]).
+    follow: Mutex<Option<crate::follow::ConfigFollow>>,
 }
 
 impl std::fmt::Debug for Gateway {

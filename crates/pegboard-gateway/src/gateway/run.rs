@@ -73,58 +73,92 @@ pub(super) async fn metrics(
 }
 
 /// At each SIGHUP: the audit log file reopened (for logrotate), and, when reloads are on, the
-/// config read again and the servers brought in line.
+/// config read again and the servers brought in line; likewise at each edit of the config file
+/// when it is followed.
 async fn reloads(gateway: &Gateway) -> Result<(), GatewayError> {
-    let hangup = gateway
+    let mut hangup = gateway
         .hangup
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    let Some(mut hangup) = hangup else {
+    let mut follow = gateway
+        .follow
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if hangup.is_none() && follow.is_none() {
         return std::future::pending().await;
-    };
+    }
     let path = &gateway.config.source;
     loop {
-        hangup.recv().await;
-        if let Some(audit) = &gateway.server.hooks().audit {
-            audit.reopen();
-        }
-        if !gateway.settings.reload_on_hangup {
-            tracing::info!("SIGHUP: audit log reopened");
-            continue;
-        }
-        tracing::info!("SIGHUP: reloading {}", path.display());
-        let config = match crate::load_config(Some(path), gateway.settings.strict) {
-            Ok(config) => config,
-            Err(e) => {
-                let running = gateway
-                    .fleet
-                    .lock()
-                    .await
-                    .as_ref()
-                    .map_or(0, Fleet::running);
-                tracing::error!(
-                    "reload: {e:#}; keeping the {running} running server{} as they are",
-                    plural(running)
-                );
-                continue;
+        let signal = async {
+            match hangup.as_mut() {
+                Some(h) => h.recv().await,
+                None => std::future::pending().await,
             }
         };
-        if config.servers.is_empty() {
-            tracing::warn!(
-                "reload: {} has no enabled servers; stopping all of them",
-                path.display()
-            );
+        let edit = async {
+            match follow.as_mut() {
+                Some(f) => f.changed().await,
+                None => std::future::pending().await,
+            }
+        };
+        let by_signal = tokio::select! {
+            () = signal => true,
+            () = edit => false,
+        };
+        if by_signal {
+            if let Some(audit) = &gateway.server.hooks().audit {
+                audit.reopen();
+            }
+            if !gateway.settings.reload_on_hangup {
+                tracing::info!("SIGHUP: audit log reopened");
+                continue;
+            }
+            if let Some(f) = follow.as_mut() {
+                f.mark_applied();
+            }
+            tracing::info!("SIGHUP: reloading {}", path.display());
+        } else {
+            tracing::info!("config file changed: reloading {}", path.display());
         }
-        let changes = gateway.reload(&config).await;
-        let tools = gateway.board.tool_count();
-        let servers = gateway.board.service_count();
-        tracing::info!(
-            "reload: {changes}; now {tools} tool{} from {servers} server{}",
-            plural(tools),
-            plural(servers)
+        reload_once(gateway, path).await;
+    }
+}
+
+/// Read the config at `path` again and bring the servers in line; a config that does not load
+/// is logged and changes nothing.
+async fn reload_once(gateway: &Gateway, path: &std::path::Path) {
+    let config = match crate::load_config(Some(path), gateway.settings.strict) {
+        Ok(config) => config,
+        Err(e) => {
+            let running = gateway
+                .fleet
+                .lock()
+                .await
+                .as_ref()
+                .map_or(0, Fleet::running);
+            tracing::error!(
+                "reload: {e:#}; keeping the {running} running server{} as they are",
+                plural(running)
+            );
+            return;
+        }
+    };
+    if config.servers.is_empty() {
+        tracing::warn!(
+            "reload: {} has no enabled servers; stopping all of them",
+            path.display()
         );
     }
+    let changes = gateway.reload(&config).await;
+    let tools = gateway.board.tool_count();
+    let servers = gateway.board.service_count();
+    tracing::info!(
+        "reload: {changes}; now {tools} tool{} from {servers} server{}",
+        plural(tools),
+        plural(servers)
+    );
 }
 
 /// "(starting 3 servers)", while they start.
