@@ -3,8 +3,12 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod cli;
+mod clients;
 mod commands;
+mod config_edit;
+mod edit_error;
 mod output;
+mod safe_write;
 
 use pegboard_gateway::config;
 
@@ -70,6 +74,10 @@ fn main() {
             Command::Demo(args) => commands::demo::run(args, progress).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::DemoServer(args) => commands::demo::serve_one(args).await,
+            Command::Clients(args) => commands::clients::run(args),
+            Command::Import(args) => commands::import::run(args),
+            Command::Connect(args) => commands::connect::run(args),
+            Command::Disconnect(args) => commands::disconnect::run(args),
         };
         match result {
             Ok(code) => code,

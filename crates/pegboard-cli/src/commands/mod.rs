@@ -2,8 +2,12 @@
 
 pub mod auth;
 pub mod call;
+pub mod clients;
+pub mod connect;
 pub mod demo;
+pub mod disconnect;
 pub mod findings;
+pub mod import;
 pub mod login;
 pub mod pin;
 pub mod search;
