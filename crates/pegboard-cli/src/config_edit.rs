@@ -285,6 +285,41 @@ mod tests {
     }
 
     #[test]
+    fn edits_at_once_never_lose_one_another() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(dir.path(), CONFIG);
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut edit = ConfigEdit::open(Some(&path)).expect("open");
+                    edit.insert(&format!("s{i}"), json!({"command": format!("server-{i}")}))
+                        .expect("insert");
+                    edit.save().expect("save");
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("join");
+        }
+        let edit = ConfigEdit::open(Some(&path)).expect("open");
+        assert_eq!(edit.entries().len(), 10);
+    }
+
+    #[test]
+    fn a_missing_config_is_created() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub").join("config.json");
+        let mut edit = ConfigEdit::open(Some(&path)).expect("open");
+        assert!(edit.entries().is_empty());
+        edit.insert("a", json!({"command": "a"})).expect("insert");
+        edit.save().expect("save");
+        let value: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        assert_eq!(value, json!({"mcpServers": {"a": {"command": "a"}}}));
+    }
+
+    #[test]
     fn nothing_is_written_when_nothing_changed() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = write(dir.path(), CONFIG);

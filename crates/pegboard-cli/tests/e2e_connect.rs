@@ -16,9 +16,7 @@ fn servers(client: &str, path: &Path) -> Value {
     let whole: Value = match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => {
             let doc: toml_edit::DocumentMut = text.parse().expect("toml");
-            return doc
-                .get("mcp_servers")
-                .map_or(Value::Null, |item| toml_item(item));
+            return doc.get("mcp_servers").map_or(Value::Null, toml_item);
         }
         Some("yaml") => serde_norway::from_str(&text).expect("yaml"),
         _ => jsonc_parser::cst::CstRootNode::parse(&text, &Default::default())

@@ -51,7 +51,11 @@ fn run(mut cmd: Command) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{cmd:?} failed ({}): {text}", out.status);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {text}",
+        out.status
+    );
     text
 }
 
@@ -66,7 +70,9 @@ fn client_command(home: &ClientHome, program: PathBuf) -> Command {
 }
 
 fn demo_config(home: &ClientHome) -> String {
-    common::write_demo_config(&home.project).display().to_string()
+    common::write_demo_config(&home.project)
+        .display()
+        .to_string()
 }
 
 /// The line of `text` about the entry `pegboard`.
@@ -88,7 +94,11 @@ fn claude_code_lists_the_entry_and_finds_it_connected() {
         .env("CLAUDE_CONFIG_DIR", &claude_dir)
         .output()
         .expect("connect");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(claude_dir.join(".claude.json").is_file());
 
     let mut list = client_command(&home, cli("claude"));
@@ -99,7 +109,10 @@ fn claude_code_lists_the_entry_and_finds_it_connected() {
     let text = run(list);
     let line = pegboard_line(&text);
     assert!(line.contains(&format!("serve --config {config}")), "{text}");
-    assert!(line.contains("Connected") && !line.contains("Failed"), "{text}");
+    assert!(
+        line.contains("Connected") && !line.contains("Failed"),
+        "{text}"
+    );
 
     // After disconnect, Claude Code has no pegboard entry any more.
     let out = home
@@ -107,7 +120,11 @@ fn claude_code_lists_the_entry_and_finds_it_connected() {
         .env("CLAUDE_CONFIG_DIR", &claude_dir)
         .output()
         .expect("disconnect");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut list = client_command(&home, cli("claude"));
     list.args(["mcp", "list"])
         .env("CLAUDE_CONFIG_DIR", &claude_dir)
@@ -123,14 +140,21 @@ fn gemini_lists_the_entry_and_finds_it_connected() {
     let config = demo_config(&home);
     home.ok(&["connect", "gemini", "--config", &config]);
     let trusted = serde_json::json!({ home.project.display().to_string(): "TRUST_FOLDER" });
-    std::fs::write(home.home.join(".gemini/trustedFolders.json"), trusted.to_string()).expect("trust");
+    std::fs::write(
+        home.home.join(".gemini/trustedFolders.json"),
+        trusted.to_string(),
+    )
+    .expect("trust");
 
     let mut list = client_command(&home, cli("gemini"));
     list.args(["mcp", "list"]);
     let text = run(list);
     let line = pegboard_line(&text);
     assert!(line.contains(&format!("serve --config {config}")), "{text}");
-    assert!(line.contains("Connected") && !line.contains("Disconnected"), "{text}");
+    assert!(
+        line.contains("Connected") && !line.contains("Disconnected"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -146,15 +170,23 @@ fn codex_lists_the_entry_connect_wrote_for_stdio_and_for_http() {
             .env("CODEX_HOME", &codex_home)
             .output()
             .expect("connect");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     let list = || {
         let mut cmd = client_command(&home, cli("codex"));
-        cmd.args(["mcp", "list", "--json"]).env("CODEX_HOME", &codex_home);
+        cmd.args(["mcp", "list", "--json"])
+            .env("CODEX_HOME", &codex_home);
         let text = run(cmd);
-        let start = text.find('[').unwrap_or_else(|| panic!("no JSON list:\n{text}"));
+        let start = text
+            .find('[')
+            .unwrap_or_else(|| panic!("no JSON list:\n{text}"));
         let end = text.rfind(']').expect("end of the JSON list");
-        let servers: Vec<serde_json::Value> = serde_json::from_str(&text[start..=end]).expect("codex mcp list --json");
+        let servers: Vec<serde_json::Value> =
+            serde_json::from_str(&text[start..=end]).expect("codex mcp list --json");
         servers
             .into_iter()
             .find(|s| s["name"] == "pegboard")
@@ -165,9 +197,22 @@ fn codex_lists_the_entry_connect_wrote_for_stdio_and_for_http() {
     let exe = std::fs::canonicalize(common::pegboard()).expect("binary");
     let transport = &entry["transport"];
     assert_eq!(transport["command"], exe.display().to_string(), "{entry}");
-    assert_eq!(transport["args"], serde_json::json!(["serve", "--config", config]), "{entry}");
+    assert_eq!(
+        transport["args"],
+        serde_json::json!(["serve", "--config", config]),
+        "{entry}"
+    );
 
-    connect(&["connect", "codex", "--config", &config, "--http", "http://127.0.0.1:8700/mcp", "--token-env", "PB_TOKEN"]);
+    connect(&[
+        "connect",
+        "codex",
+        "--config",
+        &config,
+        "--http",
+        "http://127.0.0.1:8700/mcp",
+        "--token-env",
+        "PB_TOKEN",
+    ]);
     let entry = list();
     let transport = &entry["transport"];
     assert_eq!(transport["url"], "http://127.0.0.1:8700/mcp", "{entry}");

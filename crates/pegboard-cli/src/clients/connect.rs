@@ -175,10 +175,10 @@ pub fn disconnect(
     } else {
         doc.save()?;
     }
-    if let Some(f) = &record_file {
-        if records.forget(&target.path).is_some() {
-            records.save(f)?;
-        }
+    if let Some(f) = &record_file
+        && records.forget(&target.path).is_some()
+    {
+        records.save(f)?;
     }
     Ok(Disconnected {
         restored,

@@ -57,7 +57,7 @@ pub enum Os {
     /// Linux and the other Unixes.
     Linux,
     /// macOS.
-    MacOs,
+    Mac,
     /// Windows.
     Windows,
 }
@@ -66,7 +66,7 @@ impl Os {
     /// The one this binary was built for.
     pub fn current() -> Self {
         if cfg!(target_os = "macos") {
-            Os::MacOs
+            Os::Mac
         } else if cfg!(windows) {
             Os::Windows
         } else {
@@ -194,7 +194,7 @@ impl ClientId {
             ClientId::ClaudeDesktop => match os {
                 // No official Linux build: the community builds keep it here.
                 Os::Linux => env.xdg("Claude/claude_desktop_config.json"),
-                Os::MacOs => {
+                Os::Mac => {
                     env.home("Library/Application Support/Claude/claude_desktop_config.json")
                 }
                 Os::Windows => env.appdata("Claude/claude_desktop_config.json"),
@@ -206,13 +206,13 @@ impl ClientId {
             ClientId::Cursor => env.home(".cursor/mcp.json"),
             ClientId::VsCode => match os {
                 Os::Linux => env.xdg("Code/User/mcp.json"),
-                Os::MacOs => env.home("Library/Application Support/Code/User/mcp.json"),
+                Os::Mac => env.home("Library/Application Support/Code/User/mcp.json"),
                 Os::Windows => env.appdata("Code/User/mcp.json"),
             },
             ClientId::Windsurf => env.home(".codeium/windsurf/mcp_config.json"),
             ClientId::Zed => match os {
                 Os::Linux => env.xdg("zed/settings.json"),
-                Os::MacOs => env.home(".config/zed/settings.json"),
+                Os::Mac => env.home(".config/zed/settings.json"),
                 Os::Windows => env.appdata("Zed/settings.json"),
             },
             ClientId::Codex => match &env.codex_home {
@@ -277,7 +277,7 @@ mod tests {
             Path::new("/h/.config/Claude/claude_desktop_config.json")
         );
         assert_eq!(
-            path(ClientId::ClaudeDesktop, &env(Os::MacOs)),
+            path(ClientId::ClaudeDesktop, &env(Os::Mac)),
             Path::new("/h/Library/Application Support/Claude/claude_desktop_config.json")
         );
         assert_eq!(
@@ -285,7 +285,7 @@ mod tests {
             Path::new("/h/AppData/Roaming/Code/User/mcp.json")
         );
         assert_eq!(
-            path(ClientId::Goose, &env(Os::MacOs)),
+            path(ClientId::Goose, &env(Os::Mac)),
             Path::new("/h/.config/goose/config.yaml")
         );
         let mut custom = env(Os::Linux);
