@@ -5,6 +5,10 @@
 //! connected; Codex's `mcp list` only reads its config (it starts nothing), so it must list the
 //! entry as written.
 //!
+//! With `--http URL --token-env VAR`, Claude Code and Gemini connect to a running `pegboard serve
+//! --http --token` with the token they read from `VAR` through the reference `connect` wrote, and
+//! fail with a wrong one.
+//!
 //! None of the three needs a network or an API key for `mcp list`. Gemini suppresses every MCP
 //! server in a folder it does not trust, so the test trusts its project folder the way a user
 //! does (`~/.gemini/trustedFolders.json`). Claude Code is told not to update itself or send
@@ -29,7 +33,14 @@ fn cli(name: &str) -> PathBuf {
 
 /// Run `cmd` to its end (stdin closed) and return stdout and stderr together; a CLI still running
 /// after two minutes is killed and fails the test.
-fn run(mut cmd: Command) -> String {
+fn run(cmd: Command) -> String {
+    let (text, ok) = run_status(cmd);
+    assert!(ok, "the client CLI failed: {text}");
+    text
+}
+
+/// [`run`], with whether it exited 0 instead of requiring it.
+fn run_status(mut cmd: Command) -> (String, bool) {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -51,12 +62,7 @@ fn run(mut cmd: Command) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}): {text}",
-        out.status
-    );
-    text
+    (text, out.status.success())
 }
 
 fn client_command(home: &ClientHome, program: PathBuf) -> Command {
@@ -217,4 +223,81 @@ fn codex_lists_the_entry_connect_wrote_for_stdio_and_for_http() {
     let transport = &entry["transport"];
     assert_eq!(transport["url"], "http://127.0.0.1:8700/mcp", "{entry}");
     assert_eq!(transport["bearer_token_env_var"], "PB_TOKEN", "{entry}");
+}
+
+/// `claude mcp list` (or `gemini mcp list`) with the token variable set to `token`, on a blocking
+/// thread (the gateway's stderr is drained by the runtime meanwhile).
+async fn list_with_token(
+    home: &ClientHome,
+    program: &str,
+    env: Vec<(&'static str, PathBuf)>,
+    token: &str,
+) -> String {
+    let mut cmd = client_command(home, cli(program));
+    cmd.args(["mcp", "list"])
+        .env("PB_TOKEN", token)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    tokio::task::spawn_blocking(move || run_status(cmd).0)
+        .await
+        .expect("join")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_and_gemini_reach_pegboard_over_http_with_the_token_from_the_variable() {
+    let home = ClientHome::new();
+    let config = common::write_demo_config(&home.project);
+    let (mut gateway, url) = common::serve_http(&config, &["--token", "s3cret-token"], &[])
+        .await
+        .expect("pegboard serve --http");
+    let claude_dir = home.home.join("claude-dir");
+    std::fs::create_dir_all(&claude_dir).expect("mkdir");
+    for client in ["claude-code", "gemini"] {
+        let out = home
+            .command(&[
+                "connect",
+                client,
+                "--config",
+                &config.display().to_string(),
+                "--http",
+                &url,
+                "--token-env",
+                "PB_TOKEN",
+            ])
+            .env("CLAUDE_CONFIG_DIR", &claude_dir)
+            .output()
+            .expect("connect");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(
+        home.home.join(".gemini/trustedFolders.json"),
+        serde_json::json!({ home.project.display().to_string(): "TRUST_FOLDER" }).to_string(),
+    )
+    .expect("trust");
+
+    for program in ["claude", "gemini"] {
+        let env = vec![("CLAUDE_CONFIG_DIR", claude_dir.clone())];
+        let text = list_with_token(&home, program, env.clone(), "s3cret-token").await;
+        let line = pegboard_line(&text);
+        assert!(line.contains(&url), "{program}: {text}");
+        assert!(
+            line.contains("Connected") && !line.contains("Disconnected"),
+            "{program}: {text}"
+        );
+        // The token comes from the variable: with another value the gateway refuses it.
+        let text = list_with_token(&home, program, env, "wrong-token").await;
+        let line = pegboard_line(&text);
+        assert!(
+            !line.contains("✔ Connected") && !line.contains("✓"),
+            "{program}: {text}"
+        );
+    }
+    gateway.kill().await.expect("stop the gateway");
 }
