@@ -166,3 +166,50 @@ pub fn guess_client(path: &std::path::Path, text: &str) -> Option<ClientId> {
         Some(ClientId::ClaudeCode)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_files_client_is_guessed_from_its_keys() {
+        let guess = |name: &str, text: &str| guess_client(Path::new(name), text);
+        assert_eq!(
+            guess("c.toml", "[mcp_servers.a]\ncommand = \"x\"\n"),
+            Some(ClientId::Codex)
+        );
+        assert_eq!(
+            guess("c.yaml", "extensions:\n  a: {}\n"),
+            Some(ClientId::Goose)
+        );
+        assert_eq!(
+            guess("c.yml", "mcpServers:\n  - name: a\n"),
+            Some(ClientId::Continue)
+        );
+        assert_eq!(
+            guess("s.json", "{\"context_servers\": {}}"),
+            Some(ClientId::Zed)
+        );
+        assert_eq!(guess("s.json", "{\"mcp\": {}}"), Some(ClientId::OpenCode));
+        assert_eq!(
+            guess("m.json", "// vscode\n{\"servers\": {}}"),
+            Some(ClientId::VsCode)
+        );
+        assert_eq!(
+            guess("m.json", "{\"mcpServers\": {}}"),
+            Some(ClientId::ClaudeCode)
+        );
+        assert_eq!(guess("m.json", "not json"), None);
+    }
+
+    #[test]
+    fn a_taken_name_gets_the_clients_suffix_then_a_number() {
+        let existing = vec![
+            ("memory".to_string(), Value::Null),
+            ("memory-cursor".to_string(), Value::Null),
+        ];
+        assert_eq!(free_name(&existing, "memory-cursor"), "memory-cursor-2");
+        assert_eq!(free_name(&existing, "memory-zed"), "memory-zed");
+    }
+}

@@ -1,6 +1,6 @@
 //! What `connect` did to a client's file, so that `disconnect` can undo it: the servers
 //! `--move` took out, and whether pegboard created the servers' section or the file. Kept in
-//! `connections.json` beside pegboard's config, by the client file's path.
+//! `pegboard-connections.json` beside pegboard's config, by the client file's path.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,8 +38,8 @@ pub struct Connections {
 /// The records' file beside pegboard's config `config`.
 pub fn file_for(config: &Path) -> PathBuf {
     config.parent().map_or_else(
-        || PathBuf::from("connections.json"),
-        |d| d.join("connections.json"),
+        || PathBuf::from("pegboard-connections.json"),
+        |d| d.join("pegboard-connections.json"),
     )
 }
 
