@@ -417,9 +417,15 @@ fn import_all_adds_each_server_once_and_says_why_for_the_others() {
         servers["remote-tools"],
         json!({"url": "https://tools.example.com/mcp", "headers": {"X-Team": "platform"}, "timeout": 300})
     );
-    // The imported config is one pegboard loads.
-    let listed = home.run(&["serve", "--help"]);
-    assert!(listed.status.success());
+    // Every imported entry is one pegboard can use (variables given a value, as at start).
+    let text = read(&home.config());
+    let loaded = pegboard_gateway::config::parse(&text, &home.config(), &|_| Some("value".into()))
+        .expect("pegboard loads the imported config");
+    assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
+    assert_eq!(
+        loaded.servers.len(),
+        servers.as_object().expect("servers").len()
+    );
 
     // Again: everything is already there (the SSE and input servers still are not).
     let again = home.run(&["import", "--all"]);

@@ -56,7 +56,7 @@ pub enum Scope {
 /// `pegboard clients`.
 #[derive(Debug, Args)]
 pub struct ClientsArgs {
-    /// pegboard's config (default: ./pegboard.json, then $XDG_CONFIG_HOME/pegboard/config.json).
+    /// pegboard's config, taken as by every command (`clients` itself reads only the clients' files).
     #[arg(short, long, value_name = "FILE", env = "PEGBOARD_CONFIG")]
     pub config: Option<PathBuf>,
 
