@@ -14,7 +14,8 @@
 #           @modelcontextprotocol/inspector (the MCP Inspector, driven in its --cli mode; it declares
 #           Node >= 22.19 but its CLI runs on the machines' Node 20, and needs no network when run),
 #           oidc-provider (panva's certified OpenID provider: the IdP of the gateway's JWT tests and
-#           the authorization server of the upstream OAuth refresh tests)
+#           the authorization server of the upstream OAuth refresh tests);
+#           in $deps/clients, the Claude Code, Codex and Gemini CLIs (`pegboard connect`'s checks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deps="target/test-deps"
@@ -74,5 +75,25 @@ if [ ! -e "$deps/node/node_modules/.bin/mcp-server-everything" ] \
   npm install --silent --no-audit --no-fund --save-exact --prefix "$(cd "$deps/node" && pwd -P)" \
     "@modelcontextprotocol/server-everything@2026.8.31" "@modelcontextprotocol/sdk@$ts_sdk" \
     "@modelcontextprotocol/inspector@$inspector" "oidc-provider@$oidc_provider" >&2
+fi
+# The Claude Code, Codex and Gemini CLIs: tests/interop_client_clis.rs checks what `pegboard connect`
+# writes with their own `mcp list` (none needs a network or an API key for it). Kept apart from
+# $deps/node: Claude Code and Codex bring ~0.5 GB of native binaries each. Claude Code's postinstall
+# copies its platform binary over bin/claude.exe, so scripts must run for it.
+claude_code="2.1.332"
+codex="0.171.0"
+gemini_cli="0.61.0"
+client_version() {
+  node -e 'try { console.log(require(process.argv[1]).version) } catch { }' \
+    "$PWD/$deps/clients/node_modules/$1/package.json" 2>/dev/null
+}
+if [ "$(client_version @anthropic-ai/claude-code)" != "$claude_code" ] \
+  || [ "$(client_version @openai/codex)" != "$codex" ] \
+  || [ "$(client_version @google/gemini-cli)" != "$gemini_cli" ] \
+  || [ ! -x "$deps/clients/node_modules/.bin/claude" ]; then
+  echo "setup: installing @anthropic-ai/claude-code, @openai/codex and @google/gemini-cli into $deps/clients" >&2
+  mkdir -p "$deps/clients"
+  npm install --silent --no-audit --no-fund --save-exact --prefix "$(cd "$deps/clients" && pwd -P)" \
+    "@anthropic-ai/claude-code@$claude_code" "@openai/codex@$codex" "@google/gemini-cli@$gemini_cli" >&2
 fi
 echo "setup: test dependencies ready in $deps" >&2

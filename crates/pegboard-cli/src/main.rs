@@ -3,10 +3,13 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod cli;
+mod clients;
 mod commands;
 mod config_edit;
+mod edit_error;
 mod output;
 mod registry;
+mod safe_write;
 
 use pegboard_gateway::config;
 
@@ -78,6 +81,10 @@ fn main() {
             Command::Disable(args) => commands::servers::set_disabled(&args, true),
             Command::Find(args) => commands::find::run(args).await,
             Command::Secret(args) => commands::secret::run(args),
+            Command::Clients(args) => commands::clients::run(args),
+            Command::Import(args) => commands::import::run(args),
+            Command::Connect(args) => commands::connect::run(args),
+            Command::Disconnect(args) => commands::disconnect::run(args),
         };
         match result {
             Ok(code) => code,

@@ -6,9 +6,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod clients;
 mod serve;
 mod servers;
 
+use clients::{CLIENTS_HELP, CONNECT_HELP, DISCONNECT_HELP, IMPORT_HELP};
+pub use clients::{ClientsArgs, ConnectArgs, DisconnectArgs, ImportArgs, Scope};
 use serve::SERVE_HELP;
 pub use serve::ServeArgs;
 use servers::{ADD_HELP, FIND_HELP, SECRET_HELP};
@@ -150,6 +153,19 @@ pub enum Command {
     /// Store, list and forget the secrets a config refers to as ${secret:NAME}.
     #[command(after_help = SECRET_HELP)]
     Secret(SecretArgs),
+    // Clients (issue 32): their files, importing their servers, connecting them to pegboard.
+    /// List the MCP clients pegboard knows: config file, found, servers, connected.
+    #[command(after_help = CLIENTS_HELP)]
+    Clients(ClientsArgs),
+    /// Import the servers of your clients (or of a file in a client's format) into pegboard's config.
+    #[command(after_help = IMPORT_HELP)]
+    Import(ImportArgs),
+    /// Write the `pegboard` entry into a client's config file (stdio, or --http URL).
+    #[command(after_help = CONNECT_HELP)]
+    Connect(ConnectArgs),
+    /// Remove the `pegboard` entry from a client's file and put back what `connect --move` took out.
+    #[command(after_help = DISCONNECT_HELP)]
+    Disconnect(DisconnectArgs),
     /// Serve one bundled demo server (notes, units, docs; test with the `testing` feature) over stdio: what `demo` starts.
     #[command(hide = true)]
     DemoServer(DemoServerArgs),

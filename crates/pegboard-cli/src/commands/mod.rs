@@ -3,9 +3,13 @@
 pub mod add;
 pub mod auth;
 pub mod call;
+pub mod clients;
+pub mod connect;
 pub mod demo;
+pub mod disconnect;
 pub mod find;
 pub mod findings;
+pub mod import;
 pub mod login;
 pub mod pin;
 pub mod search;

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod changes;
+pub mod client_home;
 pub mod oauth;
 pub mod observe;
 pub mod oidc;
