@@ -400,7 +400,9 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
             abandoned.abort();
             // Resolves once the task, and the response with it, has been dropped.
             let gone = abandoned.await;
-            let open = gone.as_ref().is_err_and(tokio::task::JoinError::is_cancelled)
+            let open = gone
+                .as_ref()
+                .is_err_and(tokio::task::JoinError::is_cancelled)
                 && sent.elapsed() < Duration::from_millis(ms);
             gw.wait_logged("sleep finished", finished + 1)
                 .await
@@ -415,7 +417,7 @@ async fn cancelled_upstream(progress: bool) -> Result<()> {
             }
             eprintln!("{way:?}: the call may have ended before its client went; again, longer");
             ms *= 4;
-            anyhow::ensure!(ms <= 45_000, "{way:?}: the client never went mid-call");
+            anyhow::ensure!(ms <= 11_200, "{way:?}: the client never went mid-call");
         }
     }
 
@@ -502,10 +504,11 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
         // The server wrote "finished" before its answer, which came before the cancel it logged
         // last: both lines are here, in the order the server wrote them.
         let lines = gw.stderr.borrow()[seen..].to_vec();
-        let first_done = format!("ms={first_ms}");
+        // (The fields end with a space: `ms=1 ` of the first plain call is not `ms=1500 `.)
+        let first_done = format!("ms={first_ms} ");
         if common::comes_before(
             &lines,
-            &["sleep started", "ms=60000"],
+            &["sleep started", "ms=60000 "],
             &["sleep finished", &first_done],
         ) {
             return Ok(());
@@ -513,12 +516,11 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
         eprintln!("the first call ended before the second started; again with a longer one");
         first_ms *= 4;
         anyhow::ensure!(
-            first_ms <= 96_000,
+            first_ms <= 24_000,
             "the second call never reached the server while the first ran:\n{}",
             lines.join("\n")
         );
     }
-
 }
 
 /// The lane is the HTTP front's outermost layer: a call of an open session without the token,

@@ -444,8 +444,12 @@ async fn entries_whose_tools_clash_at_startup_name_each_other_and_the_rest_serve
     };
     assert!(
         line.starts_with(&format!("{lost}: failed:"))
-            && line.contains(&format!("server `{won}` lists it already (its tool `echo`)"))
-            && line.contains(&format!("server `{lost}` would list a tool under the same name")),
+            && line.contains(&format!(
+                "server `{won}` lists it already (its tool `echo`)"
+            ))
+            && line.contains(&format!(
+                "server `{lost}` would list a tool under the same name"
+            )),
         "the error must name both entries and the tool: {line}"
     );
     let names = gw.tool_names().await?;
@@ -464,7 +468,10 @@ async fn entries_whose_tools_clash_at_startup_name_each_other_and_the_rest_serve
     let (failed, text) = gw.call_text("echo", json!({"text": "still one"})).await?;
     assert!(!failed && text == "still one", "{text}");
     let (failed, text) = gw
-        .call_text("units-convert", json!({"value": 1, "from": "km", "to": "m"}))
+        .call_text(
+            "units-convert",
+            json!({"value": 1, "from": "km", "to": "m"}),
+        )
         .await?;
     assert!(!failed && !text.is_empty(), "{text}");
     gw.stop().await
@@ -481,7 +488,9 @@ async fn a_reload_that_brings_a_clash_names_both_entries_and_changes_nothing() -
         "units": common::demo_server("units", &[]),
     }});
     let mut gw = Gateway::start(&config).await?;
-    let (failed, text) = gw.call_text("a-add_tool", json!({"name": "b-echo"})).await?;
+    let (failed, text) = gw
+        .call_text("a-add_tool", json!({"name": "b-echo"}))
+        .await?;
     assert!(!failed, "{text}");
     let before = gw
         .wait_for_tools(|n| n.iter().any(|n| n == "a-b-echo"))
@@ -509,12 +518,13 @@ async fn a_reload_that_brings_a_clash_names_both_entries_and_changes_nothing() -
         "the board did not change, so no list_changed"
     );
     // The other servers keep serving.
-    let (failed, text) = gw
-        .call_text("a-b-echo", json!({"x": 1}))
-        .await?;
+    let (failed, text) = gw.call_text("a-b-echo", json!({"x": 1})).await?;
     assert!(!failed && text.contains("b-echo called with"), "{text}");
     let (failed, text) = gw
-        .call_text("units-convert", json!({"value": 2, "from": "km", "to": "m"}))
+        .call_text(
+            "units-convert",
+            json!({"value": 2, "from": "km", "to": "m"}),
+        )
         .await?;
     assert!(!failed && !text.is_empty(), "{text}");
     gw.stop().await

@@ -276,8 +276,7 @@ async fn the_scan_flags_published_poisoning_and_no_real_descriptions() {
         "tests/data/poisoning.json changed size: update EXAMPLES and the docs' \"of 18\""
     );
     assert_eq!(
-        missed,
-        KNOWN_MISSED,
+        missed, KNOWN_MISSED,
         "the examples not flagged differ from the known ones (a regression if one was added, \
          an improvement to write into KNOWN_MISSED and the docs if one left)"
     );

@@ -103,7 +103,11 @@ impl Visit for Message {
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
     fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if !event.metadata().target().starts_with("pegboard_gateway::supervise") {
+        if !event
+            .metadata()
+            .target()
+            .starts_with("pegboard_gateway::supervise")
+        {
             return;
         }
         let mut message = Message::default();
@@ -177,12 +181,9 @@ async fn schedule(events: Events) {
         "env": {CHILD: "1", "RUST_LOG": "warn"},
     }}})
     .to_string();
-    let config = pegboard_gateway::config::parse(
-        &text,
-        std::path::Path::new("pegboard.json"),
-        &|_| None,
-    )
-    .expect("config");
+    let config =
+        pegboard_gateway::config::parse(&text, std::path::Path::new("pegboard.json"), &|_| None)
+            .expect("config");
     let board = PegBoard::new();
     let started = start_all(&board, &config, HANDSHAKE, Progress::Quiet).await;
     let outcome = started.outcomes.into_iter().next().expect("one server");

@@ -128,7 +128,8 @@ pub async fn register(
     {
         Ok(added) => Ok(added),
         Err(e) => {
-            let mut msg = clash::described(board, &server.name, &e).unwrap_or_else(|| e.to_string());
+            let mut msg =
+                clash::described(board, &server.name, &e).unwrap_or_else(|| e.to_string());
             if let Some(tail) = &conn.stderr {
                 let _ = tail.wait_closed(Duration::from_millis(300)).await;
                 msg.push_str(&tail.render());

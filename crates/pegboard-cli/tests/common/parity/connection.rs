@@ -61,7 +61,9 @@ pub async fn dropped_connection() -> Result<()> {
             call.abort();
             // Resolves once the task, and the response with it, has been dropped.
             let gone = call.await;
-            let open = gone.as_ref().is_err_and(tokio::task::JoinError::is_cancelled)
+            let open = gone
+                .as_ref()
+                .is_err_and(tokio::task::JoinError::is_cancelled)
                 && sent.elapsed() < Duration::from_millis(ms);
             let label = label(gateway, 2);
             gateway
@@ -77,7 +79,7 @@ pub async fn dropped_connection() -> Result<()> {
             }
             eprintln!("{label}: the call may have ended before its client went; again, longer");
             ms *= 4;
-            ensure!(ms <= 51_200, "{label}: the client never went mid-call");
+            ensure!(ms <= 12_800, "{label}: the client never went mid-call");
         }
     }
     Ok(())
