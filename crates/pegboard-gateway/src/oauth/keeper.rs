@@ -5,7 +5,7 @@
 //!   wakes the keeper and still goes out with the old token while that is valid. Only an expired
 //!   token makes a request wait, for the refreshed one, at most [`REFRESH_WAIT`].
 //! - The keeper refreshes at a tenth of the lifetime before expiry (at most 60 s; expiry taken a
-//!   second early, for servers that count whole seconds: [`super::token::ROUNDING`]), and once after
+//!   second early, for servers that count whole seconds: `token::ROUNDING`), and once after
 //!   a 401 ([`Upstream::after_unauthorized`]). Before spending the refresh token it looks at the
 //!   store: a fresher token written by another process is taken as it is. The refresh itself is
 //!   rmcp's, under the entry's lock, and stores the rotated refresh token before the new access
