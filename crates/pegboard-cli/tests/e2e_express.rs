@@ -321,6 +321,11 @@ fn test_server(extra: Value) -> Value {
 
 /// A second call under the id of one still running (see the HTTP lane's test of the same):
 /// the first still answers, and its end leaves the second cancellable.
+///
+/// "Still running" is checked, not assumed: the test server's own stderr must show the second
+/// call started before the first finished. On a machine too slow for that (the first's sleep
+/// ran out before the second reached the server), the scenario is run again with a first call
+/// four times as long, so the window is open when the test concludes.
 #[tokio::test]
 async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
     let mut s = Session::start(&json!({"mcpServers": {"t": test_server(json!({}))}})).await?;
@@ -334,19 +339,53 @@ async fn a_call_whose_id_is_reused_while_it_runs_still_answers() -> Result<()> {
         json!({"jsonrpc": "2.0", "id": "twin", "method": "tools/call",
             "params": {"name": "t-sleep", "arguments": {"ms": ms}}})
     };
-    s.send(&twin(1_500)).await?;
-    s.wait_express(1).await?;
-    s.send(&twin(60_000)).await?;
-    s.wait_express(2).await?;
-    let (_, first) = s.until_answer(&json!("twin")).await?;
-    assert!(first.get("result").is_some(), "{first}");
-    s.send(
-        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": "twin"}}),
-    )
-    .await?;
-    s.wait_stderr("sleep cancelled by the client").await?;
-    Ok(())
+    let mut first_ms = 1_500;
+    loop {
+        let seen = s.stderr.borrow().len();
+        let lane = *s.express.borrow();
+        let cancelled = common::count_lines(&s.stderr.borrow(), "sleep cancelled by the client");
+        s.send(&twin(first_ms)).await?;
+        s.wait_express(lane + 1).await?;
+        s.send(&twin(60_000)).await?;
+        s.wait_express(lane + 2).await?;
+        let (_, first) = s.until_answer(&json!("twin")).await?;
+        assert!(first.get("result").is_some(), "{first}");
+        assert_eq!(
+            first["result"]["content"][0]["text"],
+            format!("slept {first_ms} ms"),
+            "{first}"
+        );
+        s.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "twin"}}),
+        )
+        .await?;
+        common::wait_for_lines(
+            &mut s.stderr,
+            "sleep cancelled by the client",
+            cancelled + 1,
+        )
+        .await?;
+        // The server wrote "finished" before its answer, which came before the cancel that
+        // it logged last: both lines are here, in the order the server wrote them.
+        let lines = s.stderr.borrow()[seen..].to_vec();
+        // (The fields end with a space: `ms=1 ` of the first plain call is not `ms=1500 `.)
+        let first_done = format!("ms={first_ms} ");
+        if common::comes_before(
+            &lines,
+            &["sleep started", "ms=60000 "],
+            &["sleep finished", &first_done],
+        ) {
+            return Ok(());
+        }
+        eprintln!("the first call ended before the second started; again with a longer one");
+        first_ms *= 4;
+        anyhow::ensure!(
+            first_ms <= 24_000,
+            "the second call never reached the server while the first ran:\n{}",
+            lines.join("\n")
+        );
+    }
 }
 
 #[tokio::test]

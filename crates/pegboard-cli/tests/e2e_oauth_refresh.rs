@@ -53,6 +53,20 @@ async fn gateway(
     Ok((child, client, changes, lines))
 }
 
+/// The 401s the resource server at `url` (its MCP URL) answered to requests that carried a
+/// token (`tests/oauth/resource_server.py`'s test hook).
+async fn unauthorized_with_token(url: &str) -> Result<u64> {
+    let stats = url.replace("/mcp", "/_test/stats");
+    let answer: serde_json::Value = browser().get(&stats).send().await?.json().await?;
+    answer["unauthorized_with_token"]
+        .as_u64()
+        .with_context(|| format!("{stats}: {answer}"))
+}
+
+/// Tokens are refreshed before they expire: across six lifetimes of 5 s, no request the gateway
+/// sends carries a token the server refuses (not one 401: the gateway retries a call once after
+/// a 401 with a refreshed token, so the calls alone would pass with a refresh that comes only
+/// after expiry), and the refreshes happened (at least one per lifetime but the first).
 #[tokio::test]
 async fn two_hundred_calls_over_thirty_seconds_need_no_login() -> Result<()> {
     let (_as, issuer, as_lines) = oidc_provider().await?;
@@ -79,6 +93,11 @@ async fn two_hundred_calls_over_thirty_seconds_need_no_login() -> Result<()> {
     assert!(
         (5..=40).contains(&refreshes),
         "{refreshes} token requests in 30 s"
+    );
+    assert_eq!(
+        unauthorized_with_token(&url).await?,
+        0,
+        "the resource server refused a token the gateway sent ({refreshes} refreshes)"
     );
     assert_ne!(
         refresh_token(&data, &url)?,

@@ -420,3 +420,117 @@ async fn sighup_reopens_the_audit_log_after_logrotate_moved_it() -> Result<()> {
     assert_eq!(old.len() + new.len(), 2, "each call once: {old:?} {new:?}");
     Ok(())
 }
+
+/// The line of the gateway's stderr that contains `needle` (the first).
+fn line_with<'a>(log: &'a str, needle: &str) -> &'a str {
+    log.lines().find(|l| l.contains(needle)).unwrap_or_default()
+}
+
+/// Two entries whose tools clash at startup (`"prefix": false`, both with `echo`): one of them
+/// starts, the other fails with an error naming both entries and the tool; the rest serve.
+#[tokio::test]
+async fn entries_whose_tools_clash_at_startup_name_each_other_and_the_rest_serve() -> Result<()> {
+    let mut one = common::demo_server("test", &[]);
+    one["prefix"] = json!(false);
+    let two = one.clone();
+    let gw = Gateway::start(&json!({"mcpServers": {
+        "one": one,
+        "two": two,
+        "units": common::demo_server("units", &[]),
+    }}))
+    .await?;
+    let log = gw.wait_for_log("failed: tool `echo` clashes").await?;
+    let line = line_with(&log, "failed: tool `echo` clashes");
+    // Both start at once: either may be the one refused.
+    let (lost, won) = if line.starts_with("two:") {
+        ("two", "one")
+    } else {
+        ("one", "two")
+    };
+    assert!(
+        line.starts_with(&format!("{lost}: failed:"))
+            && line.contains(&format!(
+                "server `{won}` lists it already (its tool `echo`)"
+            ))
+            && line.contains(&format!(
+                "server `{lost}` would list a tool under the same name"
+            )),
+        "the error must name both entries and the tool: {line}"
+    );
+    let names = gw.tool_names().await?;
+    let mut unprefixed: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with("units-"))
+        .collect();
+    unprefixed.sort_unstable();
+    assert_eq!(
+        unprefixed,
+        ["add_tool", "crash", "echo", "pid", "remove_tool", "sleep"],
+        "the winner's tools, each once: {names:?}"
+    );
+    assert!(has_prefix(&names, "units-"), "{names:?}");
+    let (failed, text) = gw.call_text("echo", json!({"text": "still one"})).await?;
+    assert!(!failed && text == "still one", "{text}");
+    let (failed, text) = gw
+        .call_text(
+            "units-convert",
+            json!({"value": 1, "from": "km", "to": "m"}),
+        )
+        .await?;
+    assert!(!failed && !text.is_empty(), "{text}");
+    gw.stop().await
+}
+
+/// A reload that brings a clash (the issue's `a-b` + `c` against `a` + `b-c`): entry `a` lists
+/// `b-echo` (added at run time), so it holds `a-b-echo`; a new entry `a-b` would list its `echo`
+/// as `a-b-echo` too. The new entry fails with an error naming both entries and the tool, the
+/// board stays as it was, and the other servers keep serving.
+#[tokio::test]
+async fn a_reload_that_brings_a_clash_names_both_entries_and_changes_nothing() -> Result<()> {
+    let config = json!({"mcpServers": {
+        "a": common::demo_server("test", &[]),
+        "units": common::demo_server("units", &[]),
+    }});
+    let mut gw = Gateway::start(&config).await?;
+    let (failed, text) = gw
+        .call_text("a-add_tool", json!({"name": "b-echo"}))
+        .await?;
+    assert!(!failed, "{text}");
+    let before = gw
+        .wait_for_tools(|n| n.iter().any(|n| n == "a-b-echo"))
+        .await?;
+    let a_pid = gw.pid_of("a-pid").await?;
+    gw.changes.mark_unchanged();
+
+    let mut next = config.clone();
+    next["mcpServers"]["a-b"] = common::demo_server("test", &[]);
+    gw.reload_with(&serde_json::to_string_pretty(&next)?)?;
+    let log = gw
+        .wait_for_log("reload: +a-b, 2 unchanged (a-b failed to start)")
+        .await?;
+    let line = line_with(&log, "a-b: failed:");
+    assert!(
+        line.contains("tool `a-b-echo` clashes: server `a` lists it already (its tool `b-echo`), and server `a-b` would list a tool under the same name"),
+        "the error must name both entries and the tool: {line}\n{log}"
+    );
+
+    // The board as it was: the same tools, the same process behind `a`, no list_changed.
+    assert_eq!(gw.tool_names().await?, before);
+    assert_eq!(gw.pid_of("a-pid").await?, a_pid);
+    assert!(
+        !gw.changes.has_changed().unwrap_or(false),
+        "the board did not change, so no list_changed"
+    );
+    // The other servers keep serving.
+    let (failed, text) = gw.call_text("a-b-echo", json!({"x": 1})).await?;
+    assert!(!failed && text.contains("b-echo called with"), "{text}");
+    let (failed, text) = gw
+        .call_text(
+            "units-convert",
+            json!({"value": 2, "from": "km", "to": "m"}),
+        )
+        .await?;
+    assert!(!failed && !text.is_empty(), "{text}");
+    gw.stop().await
+}

@@ -31,6 +31,37 @@ use serde_json::{Value, json};
 
 /// One client run: 26 features, each with a deadline of at most 30 s inside the client.
 const RUN: Duration = Duration::from_secs(300);
+/// The 25 features every run must report, each once (`connect`, their precondition, comes
+/// first and is not counted): the README's and docs/passthrough.md's "25 of 25". Both clients
+/// (`python/features.py`, `ts/matrix.mjs`) check exactly these; a run that stops early, skips
+/// one or reports one twice fails, direct or through pegboard.
+const FEATURES: [&str; 25] = [
+    "tools-list",
+    "echo",
+    "resources-list",
+    "resource-templates",
+    "resource-read",
+    "resource-links",
+    "embedded-resource",
+    "session-resource-link",
+    "prompts-list",
+    "prompt-get",
+    "prompt-embedded-resource",
+    "complete-prompt",
+    "complete-resource-template",
+    "logging-set-level",
+    "logging-message",
+    "subscribe",
+    "progress",
+    "progress-two-clients",
+    "cancel",
+    "sampling",
+    "elicitation-form",
+    "elicitation-url",
+    "roots",
+    "roots-list-changed",
+    "task-2025",
+];
 /// Until a spawned server says where it listens.
 const NAMESPACE: &str = "everything";
 
@@ -63,6 +94,41 @@ struct Run {
     features: BTreeMap<String, Feature>,
     order: Vec<String>,
     stderr: String,
+    /// How the client exited.
+    status: std::process::ExitStatus,
+}
+
+impl Run {
+    /// Every feature once, `connect` first, and a clean exit: what a whole run looks like.
+    fn check_whole(&self, which: &str) -> Result<()> {
+        let expected: Vec<&str> = std::iter::once("connect").chain(FEATURES).collect();
+        let mut order = self.order.clone();
+        order.sort_unstable();
+        let mut wanted = expected.clone();
+        wanted.sort_unstable();
+        if order != wanted || self.order.first().map(String::as_str) != Some("connect") {
+            let missing: Vec<&&str> = expected
+                .iter()
+                .filter(|f| !self.features.contains_key(**f))
+                .collect();
+            bail!(
+                "the {which} run reported {} feature lines, not connect and the {} features once each \
+                 (missing: {missing:?}; reported: {:?}); stderr (tail):\n{}",
+                self.order.len(),
+                FEATURES.len(),
+                self.order,
+                tail(&self.stderr, 40)
+            );
+        }
+        if !self.status.success() {
+            bail!(
+                "the {which} run's client exited with {}; stderr (tail):\n{}",
+                self.status,
+                tail(&self.stderr, 40)
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Run the client with `target_args` (`[--namespace NS] stdio CMD ARGS..` or `.. http URL`).
@@ -103,6 +169,7 @@ async fn run_client(sdk: Sdk, target_args: &[String]) -> Result<Run> {
         features: BTreeMap::new(),
         order: Vec::new(),
         stderr,
+        status: out.status,
     };
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: Value = serde_json::from_str(line).with_context(|| {
@@ -260,6 +327,8 @@ async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
     let gateway = through_gateway(sdk, transport)
         .await
         .context("run through pegboard")?;
+    direct.check_whole("direct")?;
+    gateway.check_whole("through pegboard")?;
     let mut table = format!("{sdk:?} over {transport:?}: feature | direct | through pegboard\n");
     let mut differ = Vec::new();
     let mut known = Vec::new();
@@ -342,6 +411,9 @@ async fn matrix(sdk: Sdk, transport: Transport) -> Result<()> {
             tail(&gateway.stderr, 40)
         );
     }
+    // Every one of the 25 came through the same, but for the listed gaps.
+    assert_eq!(same + known.len(), FEATURES.len(), "{table}");
+    assert_eq!(total, FEATURES.len(), "{table}");
     Ok(())
 }
 

@@ -2,13 +2,14 @@
 //!
 //! One task per server that started: it waits until the board says the service closed (the process
 //! exited or the connection dropped), removes it (clients get `tools/list_changed`), then reconnects with
-//! an exponential backoff (1 s doubling to 60 s; back to 1 s once a run lasted a minute) and re-registers.
+//! an exponential backoff (1 s doubling to 60 s; back to 1 s once a run lasted a minute: `backoff.rs`) and
+//! re-registers.
 //!
 //! Each task has its own [`Supervised`] handle, so a config reload can stop one server's supervisor
 //! without touching the others.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pegboard::PegBoard;
 use tokio::sync::mpsc;
@@ -18,12 +19,14 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::connect::{self, StderrTail};
 
-/// First wait before a restart.
-const BACKOFF_MIN: Duration = Duration::from_secs(1);
-/// Longest wait between restarts.
-const BACKOFF_MAX: Duration = Duration::from_secs(60);
-/// A run this long resets the backoff.
-const HEALTHY_RUN: Duration = Duration::from_secs(60);
+mod backoff;
+
+use backoff::{BACKOFF_MIN, Backoff};
+
+/// Now, on tokio's clock (which a test can pause and move), as the backoff policy takes it.
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
 
 /// Where a supervised server is on the board right now: `None` while it is down (between its removal and a
 /// successful restart). Shared between the supervisor, which changes it on every restart, and its owner.
@@ -196,8 +199,7 @@ impl Supervisor {
         // However the supervisor ends (a reload removed the entry, shutdown), the server no
         // longer waits for a login here.
         let _forget = ForgetPending(name.clone());
-        let mut backoff = BACKOFF_MIN;
-        let mut up_since = Instant::now();
+        let mut backoff = Backoff::new(now());
         // Not on the board: it waits for a login (`spawn_waiting_for_login`).
         let mut next = if self.shared.get().is_some() {
             Next::WaitClosed
@@ -218,26 +220,26 @@ impl Supervisor {
                         }
                         None => String::new(),
                     };
-                    if up_since.elapsed() >= HEALTHY_RUN {
-                        backoff = BACKOFF_MIN;
-                    }
+                    let wait = backoff.stopped(now());
                     let removed = self.board.remove_service(self.index).unwrap_or(0);
                     self.shared.set(None);
                     tracing::warn!(
                         "{name}: stopped (process exited or connection dropped); {removed} tool{} removed, restarting in \
                          {}s{tail}",
                         if removed == 1 { "" } else { "s" },
-                        backoff.as_secs()
+                        wait.as_secs()
                     );
                     Next::Restart(tools)
                 }
                 Next::Restart(tools) => {
                     tokio::select! {
                         () = self.ct.cancelled() => return,
-                        () = tokio::time::sleep(backoff) => {}
+                        () = tokio::time::sleep(backoff.wait()) => {}
                     }
                     // The next wait (after a failed try, or after the next short run) is twice as long.
-                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    backoff.trying();
+                    // When the try starts (the backoff test times the schedule by this line).
+                    tracing::debug!(server = %name, "restart: starting it again");
                     let ct = self.ct.clone();
                     let attempt = tokio::select! {
                         () = ct.cancelled() => return,
@@ -249,7 +251,7 @@ impl Supervisor {
                                 "{name}: restarted, {tools} tool{}",
                                 if tools == 1 { "" } else { "s" }
                             );
-                            up_since = Instant::now();
+                            backoff.started(now());
                             Next::WaitClosed
                         }
                         // No more backoff: it starts again once a login stores credentials.
@@ -261,7 +263,7 @@ impl Supervisor {
                         Err(e) => {
                             tracing::warn!(
                                 "{name}: restart failed: {e:#}; next try in {}s",
-                                backoff.as_secs()
+                                backoff.wait().as_secs()
                             );
                             Next::Restart(tools)
                         }
@@ -283,8 +285,7 @@ impl Supervisor {
                                 "{name}: logged in, {tools} tool{}",
                                 if tools == 1 { "" } else { "s" }
                             );
-                            up_since = Instant::now();
-                            backoff = BACKOFF_MIN;
+                            backoff.logged_in(now());
                             Next::WaitClosed
                         }
                         Err(e) if crate::oauth::needs_login(&e).is_some() => {
@@ -299,7 +300,7 @@ impl Supervisor {
                         Err(e) => {
                             tracing::warn!(
                                 "{name}: start after the login failed: {e:#}; next try in {}s",
-                                backoff.as_secs()
+                                backoff.wait().as_secs()
                             );
                             Next::Restart(Vec::new())
                         }

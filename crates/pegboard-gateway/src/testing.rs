@@ -4,6 +4,8 @@
 pub use crate::connect::{Outcome, Started, connect, register, start_all};
 pub use crate::express::serve as serve_lines;
 pub use crate::session::startup::{Starting, Startup};
+/// The supervisors, for the restart schedule's test.
+pub use crate::supervise::{Supervised, Supervisors};
 pub use crate::upstream::{Hub, ProgressTap, UpstreamClient};
 
 /// Telemetry's parts, for its tests and benchmark.

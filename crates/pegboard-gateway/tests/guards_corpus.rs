@@ -5,8 +5,10 @@
 //! (`@modelcontextprotocol/server-everything`, `mcp-server-time`; installed by
 //! `scripts/setup-test-deps.sh`, and required: the test fails without them).
 //!
-//! Prints the detection and false-positive rates (`--nocapture`); fails when they get worse than
-//! the bounds below (set from the measured values when this corpus was written).
+//! Prints the detection and false-positive rates (`--nocapture`) and holds exactly what README.md
+//! ("Pinning and guards") and docs/pins-and-guards.md say of them: every example flagged but the
+//! ones named in [`KNOWN_MISSED`], and none of the 1,875 real descriptions. A change of either
+//! figure, better or worse, fails here until the docs say the new one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,13 +20,21 @@ use rmcp::ServiceExt;
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
-/// At least this many of the poisoning examples must be flagged.
-const MIN_DETECTED: usize = 16;
-/// At most this share of benign tools may be flagged by the per-tool scan.
-const MAX_FALSE_POSITIVE_RATE: f64 = 0.01;
-/// At most this share of BFCL tools may be flagged as naming another server's tool, each BFCL
-/// function counted as a server of its own (the worst case).
-const MAX_CROSS_SERVER_RATE: f64 = 0.02;
+/// The published examples the scan does not flag, by id: quiet, documentation-like wording with
+/// none of the markers (the docs name both). The floor is not a count measured once (`>= 16`
+/// would let a different example slip while another is caught, and would hide an improvement):
+/// every example of the corpus must be flagged except exactly these, so the detected count is
+/// the corpus's own count minus this list, a regression names the example it lost, and an
+/// example newly caught fails too until it leaves this list (and the docs' "16 of 18").
+const KNOWN_MISSED: [&str; 2] = ["elastic-quiet-cc", "mcptox-preference"];
+/// How many published examples the corpus holds (the docs' "of 18").
+const EXAMPLES: usize = 18;
+/// How many real descriptions the benign corpus holds (the docs' "of 1,875"): the 1,853 BFCL
+/// functions and the tools the demo servers, server-everything and mcp-server-time list (their
+/// versions are pinned by `scripts/setup-test-deps.sh`).
+const BENIGN: usize = 1_875;
+/// How many BFCL functions there are (the docs' "0 of 1,853" for cross-server names).
+const BFCL_FUNCTIONS: usize = 1_853;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -124,12 +134,13 @@ async fn listed_child(command: PathBuf, args: &[&str]) -> Vec<Tool> {
 }
 
 #[tokio::test]
-async fn the_scan_flags_published_poisoning_and_few_real_descriptions() {
+async fn the_scan_flags_published_poisoning_and_no_real_descriptions() {
     // Poisoning examples.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/poisoning.json");
     let corpus: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("corpus")).expect("JSON");
     let mut detected = 0;
+    let mut missed: Vec<&str> = Vec::new();
     let mut by_marker: BTreeMap<&str, usize> = BTreeMap::new();
     println!("poisoning examples ({}):", corpus.len());
     for entry in &corpus {
@@ -159,7 +170,9 @@ async fn the_scan_flags_published_poisoning_and_few_real_descriptions() {
         for m in &markers {
             *by_marker.entry(m).or_default() += 1;
         }
-        if !findings.is_empty() {
+        if findings.is_empty() {
+            missed.push(id);
+        } else {
             detected += 1;
         }
         println!(
@@ -257,17 +270,35 @@ async fn the_scan_flags_published_poisoning_and_few_real_descriptions() {
         println!("  {f}");
     }
 
-    assert!(detected >= MIN_DETECTED, "detected only {detected}");
-    assert!(
-        fp_rate <= MAX_FALSE_POSITIVE_RATE,
-        "false positives {fp_rate}"
+    assert_eq!(
+        corpus.len(),
+        EXAMPLES,
+        "tests/data/poisoning.json changed size: update EXAMPLES and the docs' \"of 18\""
+    );
+    assert_eq!(
+        missed, KNOWN_MISSED,
+        "the examples not flagged differ from the known ones (a regression if one was added, \
+         an improvement to write into KNOWN_MISSED and the docs if one left)"
+    );
+    assert_eq!(detected, corpus.len() - KNOWN_MISSED.len());
+    assert_eq!(
+        total, BENIGN,
+        "the benign corpus changed size: update BENIGN and the docs' \"of 1,875\""
     );
     assert!(
-        cross_rate <= MAX_CROSS_SERVER_RATE,
-        "cross-server {cross_rate}"
+        flagged.is_empty(),
+        "{} of {total} real descriptions flagged (the docs say 0; {fp_rate:.4}):\n{}",
+        flagged.len(),
+        flagged.join("\n")
+    );
+    assert_eq!(bfcl_board.len(), BFCL_FUNCTIONS);
+    assert!(
+        cross_tools.is_empty(),
+        "{} of {} BFCL functions name another's tool (the docs say 0; {cross_rate:.4}): {cross:?}",
+        cross_tools.len(),
+        bfcl_board.len()
     );
     assert!(real_cross.is_empty(), "{real_cross:?}");
-    assert!(total >= 200);
     // Every marker but the board-wide one is exercised by the corpus.
     for marker in Marker::ALL {
         assert!(

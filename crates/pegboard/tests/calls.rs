@@ -174,20 +174,42 @@ async fn a_call_in_flight_survives_unregistering_its_namespace() {
     let board = PegBoard::new();
     let server = TestServer::default();
     common::add(&board, "t", server.clone()).await;
-    let call = {
-        let board = board.clone();
-        tokio::spawn(async move { board.call_tool("t-sleep", json!({"ms": 300})).await })
-    };
-    common::server_until(&server, "the call reached the server", |s| {
-        s.tool_calls() == 1
-    })
-    .await;
-    assert_eq!(
-        board.unregister_namespace("t").unwrap(),
-        demo_servers::testing::BASE_TOOLS.len()
-    );
-    let result = call.await.unwrap().unwrap();
-    assert_ne!(result.is_error, Some(true), "{result:?}");
+    // "In flight" is checked: the namespace must be gone sooner after the call was sent than its
+    // sleep lasts on the server (which started after that). If not (a slow machine), the same
+    // again with a sleep four times as long, under a namespace of its own.
+    let mut ms = 300;
+    for attempt in 0.. {
+        let namespace = match attempt {
+            0 => "t".to_string(),
+            n => format!("t{n}"),
+        };
+        if attempt > 0 {
+            common::add(&board, &namespace, server.clone()).await;
+        }
+        let calls = server.tool_calls();
+        let sent = std::time::Instant::now();
+        let call = {
+            let board = board.clone();
+            let tool = format!("{namespace}-sleep");
+            tokio::spawn(async move { board.call_tool(&tool, json!({"ms": ms})).await })
+        };
+        common::server_until(&server, "the call reached the server", |s| {
+            s.tool_calls() == calls + 1
+        })
+        .await;
+        assert_eq!(
+            board.unregister_namespace(&namespace).unwrap(),
+            demo_servers::testing::BASE_TOOLS.len()
+        );
+        let in_flight = sent.elapsed() < std::time::Duration::from_millis(ms);
+        let result = call.await.unwrap().unwrap();
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        if in_flight {
+            break;
+        }
+        ms *= 4;
+        assert!(ms <= 19_200, "the namespace never went while the call ran");
+    }
     assert!(matches!(
         board.call_tool("t-sleep", json!({"ms": 1})).await,
         Err(PegBoardError::ToolNotFound { .. })

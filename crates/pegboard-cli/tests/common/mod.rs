@@ -316,6 +316,18 @@ pub async fn wait_for_lines(
     Ok(())
 }
 
+/// Whether the first line containing all of `first` comes before the first line containing
+/// all of `then` (false when either is missing): the order one process wrote them in, when both
+/// come from its stderr.
+pub fn comes_before(lines: &[String], first: &[&str], then: &[&str]) -> bool {
+    let at = |needles: &[&str]| {
+        lines
+            .iter()
+            .position(|l| needles.iter().all(|n| l.contains(n)))
+    };
+    matches!((at(first), at(then)), (Some(a), Some(b)) if a < b)
+}
+
 /// How many of `lines` contain `needle`.
 pub fn count_lines(lines: &[String], needle: &str) -> usize {
     lines.iter().filter(|l| l.contains(needle)).count()

@@ -3,6 +3,9 @@
 (RFC 7662), and must have been issued for this server (RFC 8707, `aud`).
 
 Env: RS_PORT, RS_NAME, AS_URL. Tool `count` answers "NAME N" (N counts the calls).
+Test hook: GET /_test/stats answers {"unauthorized_with_token": N}, the 401s answered to requests
+that carried a bearer token (one the server refused: expired, revoked, or not for it); a request
+without one (a client finding out it must log in) is not counted.
 """
 
 import base64
@@ -13,6 +16,9 @@ import urllib.parse
 import urllib.request
 
 import anyio
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.auth.settings import AuthSettings
@@ -77,5 +83,42 @@ def count() -> str:
     return f"{NAME} {calls}"
 
 
+unauthorized_with_token = 0
+
+
+@server.custom_route("/_test/stats", methods=["GET"])
+async def stats(request: Request) -> JSONResponse:
+    return JSONResponse({"unauthorized_with_token": unauthorized_with_token})
+
+
+def counting_401s(app):
+    """The app, counting the 401s it answers to requests that carried a bearer token."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        bearer = any(
+            key == b"authorization" and value.lower().startswith(b"bearer ")
+            for key, value in scope["headers"]
+        )
+
+        async def counted(message):
+            global unauthorized_with_token
+            if message["type"] == "http.response.start" and message["status"] == 401 and bearer:
+                unauthorized_with_token += 1
+                print(f"401 for a presented token: {scope['method']} {scope['path']}", flush=True)
+            await send(message)
+
+        return await app(scope, receive, counted)
+
+    return wrapped
+
+
 print(f"resource server {NAME} on {RESOURCE}", flush=True)
-server.run(transport="streamable-http", host="127.0.0.1", port=PORT)
+# What `server.run(transport="streamable-http")` does, with the counting around the app.
+uvicorn.run(
+    counting_401s(server.streamable_http_app(host="127.0.0.1")),
+    host="127.0.0.1",
+    port=PORT,
+    log_level="info",
+)

@@ -10,6 +10,7 @@ use pegboard::{PegBoard, ServiceOptions};
 
 use crate::config::{Config, ServerConfig, SessionMode, Transport};
 
+mod clash;
 mod connection;
 mod handshake;
 pub(crate) mod per_client;
@@ -108,6 +109,7 @@ pub async fn register(
     // Pins, the description scan and stripping: on every listing of this server (see `pins`).
     let filter = crate::pins::PinFilter::new(server.name.clone(), server.guards.clone());
     conn.hub.set_result_cap(server.guards.max_result_tokens);
+    conn.hub.set_entry(&server.name);
     let mut options = ServiceOptions::new()
         .deny(server.deny.iter().cloned())
         .watch(conn.watch)
@@ -126,7 +128,8 @@ pub async fn register(
     {
         Ok(added) => Ok(added),
         Err(e) => {
-            let mut msg = e.to_string();
+            let mut msg =
+                clash::described(board, &server.name, &e).unwrap_or_else(|| e.to_string());
             if let Some(tail) = &conn.stderr {
                 let _ = tail.wait_closed(Duration::from_millis(300)).await;
                 msg.push_str(&tail.render());

@@ -4,7 +4,8 @@
 //! - A request reads the token without a lock ([`Upstream::bearer`]); past its refresh point it
 //!   wakes the keeper and still goes out with the old token while that is valid. Only an expired
 //!   token makes a request wait, for the refreshed one, at most [`REFRESH_WAIT`].
-//! - The keeper refreshes at a tenth of the lifetime before expiry (at most 60 s), and once after
+//! - The keeper refreshes at a tenth of the lifetime before expiry (at most 60 s; expiry taken a
+//!   second early, for servers that count whole seconds: `token::ROUNDING`), and once after
 //!   a 401 ([`Upstream::after_unauthorized`]). Before spending the refresh token it looks at the
 //!   store: a fresher token written by another process is taken as it is. The refresh itself is
 //!   rmcp's, under the entry's lock, and stores the rotated refresh token before the new access

@@ -8,9 +8,23 @@ use tokio::time::Instant;
 /// The longest margin before expiry at which a token is refreshed.
 pub const MAX_MARGIN: Duration = Duration::from_secs(60);
 
+/// How much sooner than `received + expires_in` a token may stop working: servers count a
+/// token's life in whole seconds from an issue time they round down (a JWT's `iat`, the `exp`
+/// that `oidc-provider` checks), so a 5-second token received at x.9 s is refused from x+4 on.
+/// Measured: without this, a gateway refreshing 0.5 s before the nominal expiry sent 3 expired
+/// tokens in 30 s of calls (`tests/e2e_oauth_refresh.rs`).
+pub const ROUNDING: Duration = Duration::from_secs(1);
+
+/// How long a token that lives `lifetime` surely works: `lifetime` less [`ROUNDING`] (less half
+/// of a lifetime under 2 s, so a short one is still used at all).
+pub fn usable(lifetime: Duration) -> Duration {
+    lifetime - ROUNDING.min(lifetime / 2)
+}
+
 /// How long before expiry to refresh a token that lives `lifetime`: a tenth of its lifetime,
 /// at most 60 s. A one-hour token is refreshed a minute before it expires; a five-second one
-/// half a second before (not on every call, as a fixed 60 s margin would).
+/// half a second before (not on every call, as a fixed 60 s margin would). Expiry is the
+/// [`usable`] one: a second before the nominal one.
 pub fn refresh_margin(lifetime: Duration) -> Duration {
     (lifetime / 10).min(MAX_MARGIN)
 }
@@ -47,8 +61,8 @@ impl Token {
         received: Instant,
         lifetime: Option<Duration>,
     ) -> Self {
-        let expires_at = lifetime.map(|l| received + l);
-        let refresh_at = lifetime.map(|l| received + l - refresh_margin(l));
+        let expires_at = lifetime.map(|l| received + usable(l));
+        let refresh_at = lifetime.map(|l| received + usable(l) - refresh_margin(l));
         Self {
             secret: secret.into(),
             generation,
@@ -100,10 +114,22 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_token_is_due_before_it_expires() {
         let t = Token::new("x", 1, Instant::now(), Some(Duration::from_secs(10)));
+        tokio::time::advance(Duration::from_secs(8) - Duration::from_millis(1)).await;
         assert!(!t.due(Instant::now()));
-        tokio::time::advance(Duration::from_secs(9)).await;
+        tokio::time::advance(Duration::from_millis(1)).await;
         assert!(t.due(Instant::now()) && !t.expired(Instant::now()));
         tokio::time::advance(Duration::from_secs(1)).await;
         assert!(t.expired(Instant::now()));
+    }
+
+    #[test]
+    fn a_token_is_taken_for_expired_a_second_early_for_whole_second_clocks() {
+        assert_eq!(usable(Duration::from_secs(5)), Duration::from_secs(4));
+        assert_eq!(usable(Duration::from_secs(3600)), Duration::from_secs(3599));
+        assert_eq!(usable(Duration::from_secs(1)), Duration::from_millis(500));
+        let now = Instant::now();
+        let t = Token::new("x", 1, now, Some(Duration::from_secs(5)));
+        assert_eq!(t.expires_at, Some(now + Duration::from_secs(4)));
+        assert_eq!(t.refresh_at, Some(now + Duration::from_millis(3500)));
     }
 }

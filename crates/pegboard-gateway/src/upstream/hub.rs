@@ -57,6 +57,8 @@ pub struct Hub {
     modern: OnceLock<bool>,
     /// An HTTP server's host and port (`server.address`, `server.port` of its spans).
     address: OnceLock<(String, Option<u16>)>,
+    /// The config entry the server was started for (an error naming a clash names it).
+    entry: OnceLock<String>,
 }
 
 impl Hub {
@@ -86,6 +88,7 @@ impl Hub {
             modern: OnceLock::new(),
             result_cap: OnceLock::new(),
             address: OnceLock::new(),
+            entry: OnceLock::new(),
         })
     }
 
@@ -197,6 +200,16 @@ impl Hub {
         if let Some(tokens) = tokens {
             let _ = self.result_cap.set(tokens);
         }
+    }
+
+    /// The config entry this server was started for (set once, when it is registered).
+    pub(crate) fn set_entry(&self, name: &str) {
+        let _ = self.entry.set(name.to_string());
+    }
+
+    /// The config entry this server was started for, once registered.
+    pub(crate) fn entry(&self) -> Option<&str> {
+        self.entry.get().map(String::as_str)
     }
 
     /// An HTTP server's `host` and `port`, as its spans name it (set once, when it connects).
