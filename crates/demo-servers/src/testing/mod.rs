@@ -26,9 +26,11 @@ mod handler;
 mod mrtr;
 mod options;
 mod parity;
+mod vendor;
 
 pub use options::TestServerOptions;
 pub use parity::Faults;
+pub use vendor::vendor_tools;
 
 /// Server info name reported by [`TestServer`].
 pub const TEST_SERVER_NAME: &str = "pegboard-test-server";
