@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod handler;
+pub mod inproc;
 mod mrtr;
 mod options;
 mod parity;
