@@ -88,6 +88,9 @@ OPTIONS:
                        progress values in order) and `malformed {shape}` (answers with an
                        invalid tool result: empty, unknown-content, content-not-array; or
                        valid; over stdio only)
+    --vendor-tools     list three more tools whose definitions carry members rmcp does not
+                       model (a vendor's own `x-vendor`, `execution`), beside icons, _meta,
+                       annotations and an outputSchema (over stdio only; listed, not callable)
     -h, --help         print this help
 
 ENVIRONMENT:
@@ -163,6 +166,10 @@ async fn run_test_server(args: &mut Vec<String>) -> anyhow::Result<()> {
     if let Some(i) = args.iter().position(|a| a == "--parity-tools") {
         args.remove(i);
         options.parity_tools = true;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--vendor-tools") {
+        args.remove(i);
+        options.vendor_tools = true;
     }
     if let Some(extra) = args.first() {
         anyhow::bail!("unexpected argument {extra:?} (see --help)");

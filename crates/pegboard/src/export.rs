@@ -1,5 +1,10 @@
 //! The board's tools as the JSON that LLM providers' APIs take.
 //!
+//! Of a tool's MCP definition every format takes the name, the description and the input
+//! schema; Gemini's also takes what the tool answers (`outputSchema`, as `responseJsonSchema`).
+//! The other members (`title`, `annotations`, `icons`, `_meta`, `execution`, a vendor's own) have
+//! no place in these formats, whose APIs refuse members they do not know: they are not sent.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use pegboard::{Tool, export::{self, Provider}};
@@ -23,7 +28,8 @@ pub enum Provider {
     OpenAi,
     /// Anthropic Messages `tools`: `[{name, description, input_schema}]`.
     Anthropic,
-    /// Gemini `tools`: `[{"functionDeclarations": [{name, description, parametersJsonSchema}]}]`.
+    /// Gemini `tools`: `[{"functionDeclarations": [{name, description, parametersJsonSchema,
+    /// responseJsonSchema?}]}]` (`responseJsonSchema`: the tool's `outputSchema`, if it has one).
     Gemini,
 }
 
@@ -199,10 +205,19 @@ fn anthropic(tool: &Tool) -> Value {
 }
 
 fn gemini(tool: &Tool) -> Value {
-    json!({
+    let mut declaration = json!({
         "name": tool.name(),
         // Gemini requires a description.
         "description": tool.description().unwrap_or_default(),
         "parametersJsonSchema": object_schema(tool),
-    })
+    });
+    // The one member of a definition besides these that a provider's format has room for: what
+    // the tool answers (MCP `outputSchema`), Gemini's `responseJsonSchema`.
+    if let (Some(schema), Some(object)) = (&tool.output_schema, declaration.as_object_mut()) {
+        object.insert(
+            "responseJsonSchema".into(),
+            Value::Object(Map::clone(schema)),
+        );
+    }
+    declaration
 }

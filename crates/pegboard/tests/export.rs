@@ -68,6 +68,32 @@ fn gemini_function_declarations() {
 }
 
 #[test]
+fn members_of_a_definition_reach_the_providers_that_have_room_for_them() {
+    let output = json!({"type": "object", "properties": {"hits": {"type": "integer"}}});
+    let extra = json!({"execution": {"taskSupport": "forbidden"}, "x-vendor": {"tier": 2}});
+    let tool = Tool::new("web-search", "Search", Arc::new(Default::default()))
+        .with_output_schema(Arc::new(output.as_object().unwrap().clone()))
+        .with_extra(extra.as_object().unwrap().clone());
+    let gemini = tools_json(Provider::Gemini, std::slice::from_ref(&tool)).unwrap();
+    // Gemini's declaration says what the function answers; the MCP members it has no room for
+    // are not sent (a provider refuses members it does not know).
+    assert_eq!(
+        gemini[0]["functionDeclarations"][0]["responseJsonSchema"],
+        output
+    );
+    for provider in [Provider::OpenAi, Provider::Anthropic, Provider::Gemini] {
+        let text = tools_json(provider, std::slice::from_ref(&tool))
+            .unwrap()
+            .to_string();
+        for member in ["execution", "x-vendor", "outputSchema", "output_schema"] {
+            assert!(!text.contains(member), "{provider:?}: {member} in {text}");
+        }
+    }
+    let openai = tools_json(Provider::OpenAi, std::slice::from_ref(&tool)).unwrap();
+    assert_eq!(openai[0]["function"].as_object().unwrap().len(), 3);
+}
+
+#[test]
 fn names_a_provider_refuses_are_an_error_at_export() {
     let verbatim = NamingPolicy::verbatim()
         .full_name(Some("gh"), "repo.list")

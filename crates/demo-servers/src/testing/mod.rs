@@ -23,12 +23,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod handler;
+pub mod inproc;
 mod mrtr;
 mod options;
 mod parity;
+mod vendor;
 
 pub use options::TestServerOptions;
 pub use parity::Faults;
+pub use vendor::vendor_tools;
 
 /// Server info name reported by [`TestServer`].
 pub const TEST_SERVER_NAME: &str = "pegboard-test-server";

@@ -34,6 +34,10 @@ pub struct TestServerOptions {
     /// and `malformed {shape}` (answers with an invalid tool result over stdio; see
     /// `testing/parity.rs`).
     pub parity_tools: bool,
+    /// When true, `tools/list` (answered by [`Faults`](super::Faults), over stdio) also lists
+    /// [`vendor_tools`](super::vendor_tools): definitions with members rmcp's `Tool` does not
+    /// model (a vendor's own, `execution`), as raw JSON.
+    pub vendor_tools: bool,
 }
 
 impl TestServerOptions {
@@ -70,6 +74,11 @@ impl TestServerOptions {
     /// Sets [`parity_tools`](Self::parity_tools).
     pub fn parity_tools(mut self, yes: bool) -> Self {
         self.parity_tools = yes;
+        self
+    }
+    /// Sets [`vendor_tools`](Self::vendor_tools).
+    pub fn vendor_tools(mut self, yes: bool) -> Self {
+        self.vendor_tools = yes;
         self
     }
     /// Sets [`huge_tool`](Self::huge_tool).

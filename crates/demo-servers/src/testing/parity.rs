@@ -15,6 +15,8 @@
 //!   answer is made by [`Faults`], a [`Service`] in front of the server, which only the stdio
 //!   transport can serve (rmcp's HTTP service takes a `ServerHandler`); without it (over HTTP,
 //!   in process) the tool answers with a tool error saying so.
+//! - With [`super::TestServerOptions::vendor_tools`], [`Faults`] also answers `tools/list` with
+//!   the definitions of `vendor.rs` appended as raw JSON.
 
 use rmcp::{
     ErrorData, RoleServer, Service,
@@ -162,7 +164,22 @@ impl Service<RoleServer> for Faults {
                 shape,
             ))));
         }
-        self.0.handle_request(request, context).await
+        let lists_tools = matches!(request, ClientRequest::ListToolsRequest(_));
+        let answer = self.0.handle_request(request, context).await?;
+        match answer {
+            ServerResult::ListToolsResult(list)
+                if lists_tools && self.0.options.vendor_tools && list.next_cursor.is_none() =>
+            {
+                // The last page, with the vendor's definitions as they are (see `vendor.rs`).
+                let mut json = serde_json::to_value(&list)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                if let Some(Value::Array(tools)) = json.get_mut("tools") {
+                    tools.extend(super::vendor::vendor_tools());
+                }
+                Ok(ServerResult::CustomResult(CustomResult(json)))
+            }
+            answer => Ok(answer),
+        }
     }
 
     async fn handle_notification(

@@ -46,7 +46,8 @@ fn render(board: &PegBoard, format: Format, options: ExportOptions) -> Result<St
     let provider = match format {
         Format::Table => return Ok(table(board)),
         Format::Json => {
-            let tools = board.mcp_tools();
+            // As the gateway lists them (`tools/list`): every member their servers sent.
+            let tools = board.listed_tools();
             return Ok(serde_json::to_string_pretty(&tools)? + "\n");
         }
         Format::Openai => Provider::OpenAi,

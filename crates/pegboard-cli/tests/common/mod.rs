@@ -348,24 +348,21 @@ pub fn assert_same_answer(full: &serde_json::Value, lane: &serde_json::Value, wh
     );
 }
 
-/// Assert that the lane's `tools/list` answer is rmcp's but for `execution` (MCP 2025-11-25),
-/// which the lane lists as the servers sent it and rmcp's typed list has no room for; and that
-/// the lane does list it (the servers these tests use, server-everything, send it on every tool).
-pub fn assert_lists_match_but_execution(rmcp: &serde_json::Value, lane: &serde_json::Value) {
-    let tools = lane["result"]["tools"].as_array();
-    assert!(
-        tools.is_some_and(|tools| tools.iter().any(|t| t.get("execution").is_some())),
-        "no `execution` on the lane: {lane}"
-    );
-    let mut stripped = lane.clone();
-    if let Some(tools) = stripped["result"]["tools"].as_array_mut() {
-        for tool in tools {
-            tool.as_object_mut().map(|t| t.remove("execution"));
-        }
+/// Assert that the lane's `tools/list` answer is rmcp's, `execution` (MCP 2025-11-25) included:
+/// rmcp's typed list has no room for it, and the gateway puts it back on its way out
+/// (`pegboard_gateway`'s `definitions`); and that it is listed (the servers these tests use,
+/// server-everything, send it on every tool).
+pub fn assert_lists_match(rmcp: &serde_json::Value, lane: &serde_json::Value) {
+    for (way, list) in [("rmcp", rmcp), ("the lane", lane)] {
+        let tools = list["result"]["tools"].as_array();
+        assert!(
+            tools.is_some_and(|tools| tools.iter().any(|t| t.get("execution").is_some())),
+            "no `execution` on {way}'s way: {list}"
+        );
     }
     // Not assert_eq!: a difference would print two lists of 17 tools twice.
     assert!(
-        rmcp["result"] == stripped["result"],
+        rmcp["result"] == lane["result"],
         "the lane's list differs from rmcp's:\n{rmcp}\n{lane}"
     );
 }

@@ -302,6 +302,10 @@ impl HttpLane {
         }
         // For the front's layers, which need not ask again (only here: the lane needs none).
         parts.extensions.insert(client);
+        if super::request::asks_tools_list(&bytes) {
+            // rmcp answers it: its answer is made whole on the way out.
+            parts.extensions.insert(crate::definitions::AsksToolsList);
+        }
         Outcome::Read(Request::from_parts(parts, Body::from(bytes)))
     }
 

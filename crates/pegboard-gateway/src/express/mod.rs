@@ -43,6 +43,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{RoleServer, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::definitions::WholeTools;
 use crate::io::{limit::LimitedLines, writer};
 use crate::server::BoardServer;
 
@@ -78,9 +79,13 @@ where
     // No size limit on what the client sends (as before): only the line splitting is used.
     let reader = LimitedLines::new(reader, usize::MAX, "the client")
         .with_divert(Arc::clone(&lane) as Arc<dyn crate::io::limit::Divert>);
-    let running = server
-        .serve(AsyncRwTransport::new_server(reader, shared))
-        .await?;
+    // rmcp's typed `tools/list` answers (2026-07-28 sessions, `--no-express`, search mode)
+    // go out whole, as the lane's do (see `crate::definitions`).
+    let transport = WholeTools::new(
+        AsyncRwTransport::new_server(reader, shared),
+        server.board().clone(),
+    );
+    let running = server.serve(transport).await?;
     lane.start(running.peer().clone());
     Ok(running)
 }

@@ -185,6 +185,20 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for Members<'a> {
     }
 }
 
+/// Whether `body` is a `tools/list` request, read only for its method (any params: the lane
+/// takes those [`classify`] says; the rest rmcp answers, and `crate::definitions` makes the
+/// answer whole). A body that does not name the method plainly is not read at all.
+pub(crate) fn asks_tools_list(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow, default)]
+        method: Option<Cow<'a, str>>,
+    }
+    memchr::memmem::find(body, b"\"tools/list\"").is_some()
+        && serde_json::from_slice::<Method<'_>>(body)
+            .is_ok_and(|m| m.method.as_deref() == Some("tools/list"))
+}
+
 /// Read `line` (one message, without its newline).
 pub(crate) fn classify<'a>(line: &'a [u8]) -> Incoming<'a> {
     // The whole line's UTF-8 checked at once, then read as text: `serde_json` then checks no

@@ -44,11 +44,7 @@ impl ToolsList {
             return self.head(board);
         }
         let view = client.view(board);
-        view.rendered(|view| {
-            let mut tools = board.listed_tools();
-            view.retain_tools(&mut tools, |t| &t.tool().name);
-            render(&tools)
-        })
+        view.rendered(|view| render(&crate::definitions::listing_in(board, view)))
     }
 
     /// The answer line for request `id` (raw JSON) of `client` in two pieces: the kept head,
@@ -81,8 +77,8 @@ impl ToolsList {
 
 /// The answer's head for `tools`: `{"jsonrpc":"2.0","result":{...},"id":`.
 fn render(tools: &[ListedTool]) -> Bytes {
-    // The tools as the board lists them, every member their servers sent included (rmcp's
-    // `ListToolsResult` has no room for those). The lane serves legacy sessions only, which have
+    // The tools as the board lists them (`crate::definitions`), every member their servers sent
+    // included (rmcp's `ListToolsResult` has no room for those). The lane serves legacy sessions only, which have
     // no `resultType`; the whole list fits one page, so there is no `nextCursor`.
     let mut head = br#"{"jsonrpc":"2.0","result":{"tools":"#.to_vec();
     // A list of tools made of JSON values serialises without fail.

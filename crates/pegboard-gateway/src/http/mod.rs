@@ -219,6 +219,7 @@ pub(crate) fn front_with(
             book,
         },
     );
+    let board = server.board().clone();
     let service: StreamableHttpService<BoardServer, replica::ReplicaSessions> =
         StreamableHttpService::new(move || Ok(server.session()), manager, config);
     let service = shared::Shared::new(service);
@@ -229,6 +230,11 @@ pub(crate) fn front_with(
         .route_service(MCP_PATH, service.clone())
         .route_service("/mcp/", service.clone())
         .route_service("/mcp/{*rest}", service)
+        // rmcp's typed `tools/list` answers go out whole, as the lane's do.
+        .route_layer(middleware::from_fn_with_state(
+            board,
+            crate::definitions::whole_tools,
+        ))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(cap, sessions::cap))
         .layer(middleware::from_fn_with_state(Arc::new(guard), check));

@@ -4,7 +4,7 @@
 use crate::identity::Client;
 use std::sync::Arc;
 
-use pegboard::{PegBoard, ToolMatch, search::MAX_LIMIT};
+use pegboard::{ListedTool, PegBoard, ToolMatch, search::MAX_LIMIT};
 use rmcp::{
     ErrorData,
     model::{CallToolRequestParams, CallToolResult, JsonObject, Tool},
@@ -116,13 +116,14 @@ pub(crate) fn search(
     Ok(CallToolResult::structured(json!({ "tools": tools })))
 }
 
+/// A found tool as `tools/list` lists it (see the module docs of `crate::definitions`), with its
+/// namespace, and a description even when its server gave none.
 fn found_tool(found: &ToolMatch) -> Value {
-    json!({
-        "name": found.tool.name.as_str(),
-        "description": found.tool.description.as_deref().unwrap_or_default(),
-        "inputSchema": &*found.tool.input_schema,
-        "namespace": found.namespace.as_deref(),
-    })
+    let mut tool = ListedTool::new(&found.tool, found.namespace.as_deref()).to_json();
+    tool.entry("description")
+        .or_insert_with(|| Value::String(String::new()));
+    tool.insert("namespace".to_string(), json!(found.namespace.as_deref()));
+    Value::Object(tool)
 }
 
 /// The `tools/call` that `call_tool`'s arguments ask for.

@@ -7,8 +7,10 @@
 //!
 //! - `search_tools` `{"query": string, "limit"?: integer}` (limit 5 by default, clamped to
 //!   1..=100; a blank query is an `invalid_params` error; at most 4 KiB of a query are read)
-//!   answers `structuredContent` `{"tools": [{name, description, inputSchema, namespace}]}`,
-//!   best first, and the same JSON as text.
+//!   answers `structuredContent` `{"tools": [...]}`, best first, and the same JSON as text:
+//!   each tool's definition as `tools/list` would list it (`crate::definitions`: every member
+//!   its server sent, the board's `_meta`), with `namespace` added and `description` always
+//!   present (empty when the server gave none).
 //! - `call_tool` `{"name": string, "arguments"?: object}` routes like `tools/call`; a missing
 //!   name or non-object arguments are `invalid_params` errors.
 //! - If the board already has a tool named `search_tools` or `call_tool` at startup, the
@@ -95,14 +97,24 @@ impl SearchMode {
             meta::search_tool(&self.search_name, &self.call_name, count, &namespaces),
             meta::call_tool(&self.call_name, &self.search_name),
         ];
-        tools.extend(
+        // Pinned tools as the board lists them (rmcp's typed form of them: the answer is made
+        // whole on its way out, `crate::definitions`).
+        let mut pinned: Vec<_> = crate::definitions::listing(&self.board, client)
+            .into_iter()
+            .filter(|tool| {
+                self.settings
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_str() == tool.tool().name.as_str())
+            })
+            .collect();
+        pinned.sort_by_key(|tool| {
             self.settings
                 .pinned
                 .iter()
-                .filter(|name| client.sees_everything() || client.may_see_tool(name))
-                .filter_map(|name| self.board.get_tool(name))
-                .map(|tool| tool.to_rmcp()),
-        );
+                .position(|p| p.as_str() == tool.tool().name.as_str())
+        });
+        tools.extend(pinned.iter().map(pegboard::ListedTool::to_rmcp));
         Some(tools)
     }
 

@@ -5,6 +5,10 @@
 //! both ways, and every downstream client is sent `notifications/tools/list_changed` when the
 //! board changes. Each downstream session gets its own [`BoardServer::session`].
 //! Serve it over any rmcp transport: stdio, or streamable HTTP inside your own axum app.
+//! Served that way its `tools/list` is rmcp's typed list, which has no room for the members of
+//! a definition rmcp does not model (`execution`, a vendor's own); the gateway's own fronts
+//! ([`Gateway::serve_stdio`](crate::Gateway::serve_stdio), [`crate::http::router`]) list every
+//! tool whole.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
