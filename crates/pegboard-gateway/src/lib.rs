@@ -45,7 +45,7 @@
 //! 3. `call/`: the one call pipeline, for rmcp's typed way and the express lane alike;
 //! 4. `session/`: downstream sessions, the relay to all of them, subscriptions, the startup wait;
 //! 5. `server/` (the rmcp handler, prompts/resources/completions, change feeds),
-//!    `search_mode/`, `express/` (the lane's fronts: stdio and HTTP), `http/` (the front);
+//!    `search_mode/`, `code_mode/`, `express/` (the lane's fronts: stdio and HTTP), `http/` (the front);
 //! 6. `gateway/` (start and serve), `reload.rs`, `supervise.rs`.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -66,6 +66,7 @@ mod session;
 // Layer 5: serving: the MCP handler, tool search, the express lane, the HTTP front.
 mod express;
 pub mod http;
+mod code_mode;
 mod search_mode;
 mod server;
 // Layer 6: the gateway: start, serve, supervise, reload.

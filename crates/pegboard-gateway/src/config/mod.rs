@@ -27,6 +27,7 @@
 //! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
 
 mod entry;
+pub mod code_mode;
 mod errors;
 mod guards;
 #[cfg(test)]
@@ -43,6 +44,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use code_mode::{CodeLimits, CodeModeSettings};
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
 pub use oauth::{CredentialsBackend, DEFAULT_REDIRECT_PORT, OAuthSettings, Secret};
 pub use tool_search::{SearchSettings, ToolSearch};
@@ -66,6 +68,8 @@ pub struct Config {
     pub skipped: Vec<EntryError>,
     /// Search mode (`toolSearch`, beside the server section; other clients ignore it).
     pub tool_search: SearchSettings,
+    /// Code mode (`codeMode`, beside the server section): `None` when off.
+    pub code_mode: Option<CodeModeSettings>,
     /// Where the lock of pinned tool definitions is (or would be): the file's `lockFile`
     /// (relative to its folder), else `pegboard.lock` beside it. See [`crate::pins`].
     pub lock_file: PathBuf,
@@ -381,12 +385,22 @@ pub fn parse(
             message,
         })?,
     };
+    let code_mode = match &raw.code_mode {
+        None => None,
+        Some(value) => {
+            CodeModeSettings::from_json(value).map_err(|message| ConfigError::Field {
+                path: source.to_path_buf(),
+                message,
+            })?
+        }
+    };
     Ok(Config {
         source: source.to_path_buf(),
         servers,
         warnings,
         skipped,
         tool_search,
+        code_mode,
         lock_file,
         access,
     })
