@@ -6,7 +6,10 @@
 //!
 //! Tokens are estimated as the gateway's result cap estimates them: UTF-8 bytes / 4, rounded up
 //! (`maxResultTokens`), of the JSON of `tools/list`'s tools and of each result's text blocks.
-//! What the model writes (its calls, its script) is counted apart, as tokens written.
+//! What the model writes (its calls, its script) is counted apart, as tokens written. A model
+//! reads its whole context again at each turn: "context over all turns" adds, for every round
+//! trip and the final answer, the tokens of the conversation so far (definitions, calls,
+//! results), which is what an API bills as input tokens.
 //!
 //! `cargo run -p pegboard-cli --example code_mode_tasks -- target/debug/pegboard [RUNS]`
 
@@ -40,6 +43,10 @@ fn text(result: &CallToolResult) -> String {
 #[derive(Default, Debug)]
 struct Cost {
     read: usize,
+    /// The conversation so far (definitions, calls written, results read).
+    context: usize,
+    /// The context summed over every turn.
+    billed: usize,
     written: usize,
     round_trips: usize,
     wall: Duration,
@@ -58,7 +65,9 @@ impl Session {
                 c.arg("--code-mode");
             }
         });
-        let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn()?;
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()?;
         let client = ().into_dyn().serve(transport).await?;
         let mut session = Self {
             client,
@@ -67,6 +76,7 @@ impl Session {
         // The definitions the model reads before its first call.
         let tools = session.client.list_all_tools().await?;
         session.cost.read += tokens(serde_json::to_vec(&tools)?.len());
+        session.cost.context = session.cost.read;
         Ok(session)
     }
 
@@ -74,7 +84,9 @@ impl Session {
         let Value::Object(arguments) = arguments else {
             bail!("arguments are an object")
         };
-        self.cost.written += tokens(name.len() + serde_json::to_vec(&arguments)?.len());
+        let written = tokens(name.len() + serde_json::to_vec(&arguments)?.len());
+        self.cost.billed += self.cost.context;
+        self.cost.written += written;
         let request = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         let started = Instant::now();
         let result = self.client.call_tool(request).await?;
@@ -82,6 +94,7 @@ impl Session {
         self.cost.round_trips += 1;
         let text = text(&result);
         self.cost.read += tokens(text.len());
+        self.cost.context += written + tokens(text.len());
         if result.is_error == Some(true) {
             bail!("{name} failed: {text}");
         }
@@ -107,7 +120,13 @@ fn number_after_equals(text: &str) -> Result<f64> {
 async fn sum_plain(s: &mut Session) -> Result<Value> {
     let mut sum = 0.0;
     for v in 1..=50 {
-        sum += number_after_equals(&s.call("units-convert", json!({"value": v, "from": "km", "to": "mi"})).await?)?;
+        sum += number_after_equals(
+            &s.call(
+                "units-convert",
+                json!({"value": v, "from": "km", "to": "mi"}),
+            )
+            .await?,
+        )?;
     }
     Ok(json!((sum * 1000.0).round() / 1000.0))
 }
@@ -142,7 +161,13 @@ return ids.map((id, i) => ({id, words: texts[i].split(/\s+/).filter(w => w).leng
 async fn until_plain(s: &mut Session) -> Result<Value> {
     let mut v = 10;
     loop {
-        let miles = number_after_equals(&s.call("units-convert", json!({"value": v, "from": "km", "to": "mi"})).await?)?;
+        let miles = number_after_equals(
+            &s.call(
+                "units-convert",
+                json!({"value": v, "from": "km", "to": "mi"}),
+            )
+            .await?,
+        )?;
         if miles > 100.0 {
             return Ok(json!({"km": v, "mi": miles}));
         }
@@ -159,7 +184,8 @@ for (let v = 10; ; v += 10) {
 
 /// The model's steps before its script: find the tools, read their declarations.
 async fn discover(s: &mut Session, query: &str, names: &[&str]) -> Result<()> {
-    s.call("search_tools", json!({"query": query, "limit": 3})).await?;
+    s.call("search_tools", json!({"query": query, "limit": 3}))
+        .await?;
     s.call("describe_tools", json!({"names": names})).await?;
     Ok(())
 }
@@ -176,12 +202,29 @@ async fn main() -> Result<()> {
         &config,
         json!({"mcpServers": {"units": entry("units"), "notes": entry("notes"), "docs": entry("docs")}}).to_string(),
     )?;
-    println!("| Task | Way | Tokens read | Tokens written | Round trips | Wall time (calls) |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!(
+        "| Task | Way | Tokens read | Tokens written | Context over all turns | Round trips | Wall time (calls) |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
     let tasks: [(&str, &str, &[&str], &str); 3] = [
-        ("Convert 50 values and sum", "convert km to miles", &["units-convert"], SUM),
-        ("Search docs, read each match", "search documentation", &["docs-search", "docs-read"], DOCS),
-        ("Call until a condition holds", "convert km to miles", &["units-convert"], UNTIL),
+        (
+            "Convert 50 values and sum",
+            "convert km to miles",
+            &["units-convert"],
+            SUM,
+        ),
+        (
+            "Search docs, read each match",
+            "search documentation",
+            &["docs-search", "docs-read"],
+            DOCS,
+        ),
+        (
+            "Call until a condition holds",
+            "convert km to miles",
+            &["units-convert"],
+            UNTIL,
+        ),
     ];
     for (i, (task, query, names, script)) in tasks.iter().enumerate() {
         let mut plain = Session::start(&pegboard, &config, false).await?;
@@ -196,11 +239,16 @@ async fn main() -> Result<()> {
         if got != expected {
             bail!("{task}: run_code answered {got}, the plain calls {expected}");
         }
-        for (way, cost) in [("plain tools/call", &plain.cost), ("search + describe + run_code", &code.cost)] {
+        for (way, cost) in [
+            ("plain tools/call", &plain.cost),
+            ("search + describe + run_code", &code.cost),
+        ] {
             println!(
-                "| {task} | {way} | {} | {} | {} | {:.1} ms |",
+                "| {task} | {way} | {} | {} | {} | {} | {:.1} ms |",
                 cost.read,
                 cost.written,
+                // The final turn, which answers, reads it all once more.
+                cost.billed + cost.context,
                 cost.round_trips,
                 cost.wall.as_secs_f64() * 1000.0
             );

@@ -43,9 +43,16 @@ async fn client(args: &[&str]) -> Result<Value> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        bail!("code_mode.py {args:?} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}", out.status);
+        bail!(
+            "code_mode.py {args:?} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+            out.status
+        );
     }
-    let line = stdout.lines().rev().find(|l| !l.trim().is_empty()).context("no output")?;
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .context("no output")?;
     serde_json::from_str(line).with_context(|| format!("not JSON: {line}\nstderr:\n{stderr}"))
 }
 
@@ -78,8 +85,17 @@ fn value(ran: &Value) -> Value {
 }
 
 fn check_parity(out: &Value) {
-    let tools: Vec<&str> = out["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert_eq!(tools, ["search_tools", "describe_tools", "run_code"], "{out}");
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        tools,
+        ["search_tools", "describe_tools", "run_code"],
+        "{out}"
+    );
     for name in ["chain", "loop", "branch", "parallel", "failing"] {
         let scenario = &out["scenarios"][name];
         let ran = &scenario["code"];
@@ -87,41 +103,86 @@ fn check_parity(out: &Value) {
         assert_eq!(ran["structured"]["result"], scenario["direct"], "{name}");
     }
     // The direct answers are real conversions, not two equal nothings.
-    assert!(out["scenarios"]["chain"]["direct"][0].as_str().unwrap().contains("6.213712 mi"), "{out}");
-    assert_eq!(out["scenarios"]["loop"]["direct"].as_array().unwrap().len(), 5);
+    assert!(
+        out["scenarios"]["chain"]["direct"][0]
+            .as_str()
+            .unwrap()
+            .contains("6.213712 mi"),
+        "{out}"
+    );
+    assert_eq!(
+        out["scenarios"]["loop"]["direct"].as_array().unwrap().len(),
+        5
+    );
     assert_eq!(out["scenarios"]["branch"]["direct"][0], "hot");
     assert_eq!(out["scenarios"]["failing"]["direct"][0], "ToolError");
-    let calls = out["scenarios"]["parallel"]["code"]["structured"]["calls"].as_array().unwrap();
+    let calls = out["scenarios"]["parallel"]["code"]["structured"]["calls"]
+        .as_array()
+        .unwrap();
     assert_eq!(calls.len(), 10);
-    assert!(calls.iter().all(|c| c["name"] == "units-convert" && c["ok"] == true), "{calls:?}");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c["name"] == "units-convert" && c["ok"] == true),
+        "{calls:?}"
+    );
     // A note the script added is found by a plain call.
     let id = value(&out["added"]);
     let found = out["search_after"].as_str().unwrap();
-    assert!(found.starts_with("1 note(s) match") && found.contains("from-code-7f3"), "{found}");
-    assert!(found.contains(&format!("#{}", id.as_str().unwrap())), "{found} / id {id}");
+    assert!(
+        found.starts_with("1 note(s) match") && found.contains("from-code-7f3"),
+        "{found}"
+    );
+    assert!(
+        found.contains(&format!("#{}", id.as_str().unwrap())),
+        "{found} / id {id}"
+    );
     // Declarations.
     let described = out["describe"].as_str().unwrap();
     assert!(described.contains("declare const tools: {"), "{described}");
     assert!(described.contains("  units: {"), "{described}");
     assert!(described.contains("convert(args: {"), "{described}");
     assert!(described.contains("@tool units-convert"), "{described}");
-    assert!(described.contains("`nope-x` is not a tool on this board"), "{described}");
+    assert!(
+        described.contains("`nope-x` is not a tool on this board"),
+        "{described}"
+    );
     // Errors say where.
     assert_eq!(out["syntax"]["is_error"], true);
-    assert_eq!(out["syntax"]["structured"]["error"]["kind"], "syntax", "{}", out["syntax"]);
-    assert_eq!(out["syntax"]["structured"]["error"]["line"], 2, "{}", out["syntax"]);
+    assert_eq!(
+        out["syntax"]["structured"]["error"]["kind"], "syntax",
+        "{}",
+        out["syntax"]
+    );
+    assert_eq!(
+        out["syntax"]["structured"]["error"]["line"], 2,
+        "{}",
+        out["syntax"]
+    );
     let thrown = &out["thrown"];
     assert_eq!(thrown["structured"]["error"]["kind"], "thrown", "{thrown}");
     assert_eq!(thrown["structured"]["error"]["line"], 2, "{thrown}");
-    assert_eq!(thrown["structured"]["calls"][0]["name"], "units-list_units", "{thrown}");
-    assert!(thrown["text"].as_str().unwrap().contains("Calls made before it: units-list_units ok"), "{thrown}");
+    assert_eq!(
+        thrown["structured"]["calls"][0]["name"], "units-list_units",
+        "{thrown}"
+    );
+    assert!(
+        thrown["text"]
+            .as_str()
+            .unwrap()
+            .contains("Calls made before it: units-list_units ok"),
+        "{thrown}"
+    );
     // Progress: a step per finished call, counting up.
     let steps = out["progress"].as_array().unwrap();
     assert_eq!(steps.len(), 10, "{steps:?}");
     for (i, step) in steps.iter().enumerate() {
         assert_eq!(step["progress"].as_f64(), Some((i + 1) as f64), "{steps:?}");
     }
-    assert_eq!(value(&out["with_progress"]), out["scenarios"]["parallel"]["direct"]);
+    assert_eq!(
+        value(&out["with_progress"]),
+        out["scenarios"]["parallel"]["direct"]
+    );
 }
 
 async fn parity_stdio(extra: &[&str]) -> Result<()> {
@@ -129,7 +190,11 @@ async fn parity_stdio(extra: &[&str]) -> Result<()> {
     let config = config(dir.path(), json!(true), false)?;
     let pegboard = common::pegboard();
     let serve_args: Vec<String> = extra.iter().map(|a| format!("--serve-arg={a}")).collect();
-    let mut args = vec!["--stdio", pegboard.to_str().context("utf-8")?, config.to_str().context("utf-8")?];
+    let mut args = vec![
+        "--stdio",
+        pegboard.to_str().context("utf-8")?,
+        config.to_str().context("utf-8")?,
+    ];
     args.extend(serve_args.iter().map(String::as_str));
     args.push("parity");
     check_parity(&client(&args).await?);
@@ -197,18 +262,47 @@ async fn python_stdio_a_hidden_tool_stays_hidden_from_code() -> Result<()> {
         "hidden",
     ])
     .await?;
-    let tools: Vec<&str> = out["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert_eq!(tools, ["search_tools", "describe_tools", "run_code", "units-list_units"], "{out}");
+    let tools: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "search_tools",
+            "describe_tools",
+            "run_code",
+            "units-list_units"
+        ],
+        "{out}"
+    );
     // Not in `tools`: calling it is a TypeError of the script's own.
     let script = value(&out["script"]);
     assert_eq!(script[0], "undefined", "{out}");
     // By name: the same answer as a plain tools/call of a tool that does not exist.
     let by_call = value(&out["by_call"]);
-    let direct = out["direct"]["error"].as_str().or(out["direct"]["text"].as_str()).unwrap_or_default();
+    let direct = out["direct"]["error"]
+        .as_str()
+        .or(out["direct"]["text"].as_str())
+        .unwrap_or_default();
     assert!(by_call.as_str().unwrap().contains("units-convert"), "{out}");
-    assert!(direct.contains(by_call.as_str().unwrap()), "direct {direct:?} vs script {by_call}");
-    assert!(value(&out["allowed"]).as_str().unwrap().contains("length:"), "{out}");
-    assert!(out["describe"].as_str().unwrap().contains("`units-convert` is not a tool on this board"), "{out}");
+    assert!(
+        direct.contains(by_call.as_str().unwrap()),
+        "direct {direct:?} vs script {by_call}"
+    );
+    assert!(
+        value(&out["allowed"]).as_str().unwrap().contains("length:"),
+        "{out}"
+    );
+    assert!(
+        out["describe"]
+            .as_str()
+            .unwrap()
+            .contains("`units-convert` is not a tool on this board"),
+        "{out}"
+    );
     Ok(())
 }
 
@@ -222,12 +316,20 @@ async fn python_http_a_runaway_script_leaves_other_sessions_answering() -> Resul
     let out = out?;
     let other = out["other"].as_array().unwrap();
     for (i, text) in other[..5].iter().enumerate() {
-        assert!(text.as_str().unwrap().starts_with(&format!("{} km = ", i + 1)), "{out}");
+        assert!(
+            text.as_str()
+                .unwrap()
+                .starts_with(&format!("{} km = ", i + 1)),
+            "{out}"
+        );
     }
     assert_eq!(value(&other[5]), json!(42));
     let runaway = &out["runaway"];
     assert_eq!(runaway["is_error"], true, "{runaway}");
-    assert_eq!(runaway["structured"]["error"]["kind"], "timeout", "{runaway}");
+    assert_eq!(
+        runaway["structured"]["error"]["kind"], "timeout",
+        "{runaway}"
+    );
     // The other session was answered while the script was still spinning.
     assert_eq!(out["order"], json!(["other", "runaway"]), "{out}");
     Ok(())

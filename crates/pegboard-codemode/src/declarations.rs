@@ -130,20 +130,20 @@ fn ts_type(schema: &Value, depth: usize, indent: usize) -> String {
     if let Some(value) = schema.get("const") {
         return literal(value);
     }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        if !values.is_empty() {
-            return values.iter().map(literal).collect::<Vec<_>>().join(" | ");
-        }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array)
+        && !values.is_empty()
+    {
+        return values.iter().map(literal).collect::<Vec<_>>().join(" | ");
     }
     for (key, join) in [("anyOf", " | "), ("oneOf", " | "), ("allOf", " & ")] {
-        if let Some(parts) = schema.get(key).and_then(Value::as_array) {
-            if !parts.is_empty() {
-                let types: Vec<String> = parts
-                    .iter()
-                    .map(|p| ts_type(p, depth + 1, indent))
-                    .collect();
-                return format!("({})", types.join(join));
-            }
+        if let Some(parts) = schema.get(key).and_then(Value::as_array)
+            && !parts.is_empty()
+        {
+            let types: Vec<String> = parts
+                .iter()
+                .map(|p| ts_type(p, depth + 1, indent))
+                .collect();
+            return format!("({})", types.join(join));
         }
     }
     match schema.get("type") {

@@ -64,9 +64,9 @@ mod call;
 // Layer 4: downstream sessions.
 mod session;
 // Layer 5: serving: the MCP handler, tool search, the express lane, the HTTP front.
+mod code_mode;
 mod express;
 pub mod http;
-mod code_mode;
 mod search_mode;
 mod server;
 // Layer 6: the gateway: start, serve, supervise, reload.

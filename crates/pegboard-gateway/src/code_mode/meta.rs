@@ -94,7 +94,9 @@ pub(crate) fn describe(
         .and_then(|a| a.get("names"))
         .and_then(Value::as_array)
         .and_then(|names| names.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
-        .ok_or_else(|| invalid("`names` must be a list of tool names, as search_tools gave them"))?;
+        .ok_or_else(|| {
+            invalid("`names` must be a list of tool names, as search_tools gave them")
+        })?;
     if names.is_empty() || names.len() > MAX_DESCRIBED {
         return Err(invalid(&format!(
             "`names` must hold 1 to {MAX_DESCRIBED} tool names"

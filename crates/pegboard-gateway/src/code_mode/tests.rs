@@ -65,11 +65,15 @@ fn describe_refuses_bad_names_and_names_unknown_tools() {
             Intercept::Answer(Err(_))
         ));
     }
-    let Intercept::Answer(Ok(result)) =
-        m.intercept(request("describe_tools", json!({"names": ["nope-x"]})), &client)
-    else {
+    let Intercept::Answer(Ok(result)) = m.intercept(
+        request("describe_tools", json!({"names": ["nope-x"]})),
+        &client,
+    ) else {
         panic!("an answer");
     };
     let text = &result.content[0].as_text().unwrap().text;
-    assert!(text.contains("`nope-x` is not a tool on this board"), "{text}");
+    assert!(
+        text.contains("`nope-x` is not a tool on this board"),
+        "{text}"
+    );
 }

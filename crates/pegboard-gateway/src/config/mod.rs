@@ -26,8 +26,8 @@
 //! literal `${`. `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
 //! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
 
-mod entry;
 pub mod code_mode;
+mod entry;
 mod errors;
 mod guards;
 #[cfg(test)]

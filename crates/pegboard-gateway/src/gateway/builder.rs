@@ -256,7 +256,11 @@ impl GatewayBuilder {
         let server = BoardServer::new(board.clone())
             .with_info(&self.info.0, &self.info.1)
             .with_tool_search(search)
-            .with_code_mode(self.code_mode.clone().or_else(|| self.config.code_mode.clone()))
+            .with_code_mode(
+                self.code_mode
+                    .clone()
+                    .or_else(|| self.config.code_mode.clone()),
+            )
             .with_startup(startup)
             .with_express(self.express)
             .with_hooks(hooks)
