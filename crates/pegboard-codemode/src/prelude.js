@@ -37,11 +37,18 @@
   for (const { name, group, key } of parse(layoutJson)) {
     const fn = (args) => call(name, args);
     if (group === null) {
-      if (!(key in tools)) tools[key] = fn;
+      if (!Object.prototype.hasOwnProperty.call(tools, key)) {
+        define(tools, key, { value: fn, writable: true, enumerable: true, configurable: true });
+      }
     } else {
-      if (!Object.prototype.hasOwnProperty.call(tools, group)) tools[group] = {};
+      // Defined, not assigned: a namespace such as `__proto__` is an own property like any other.
+      if (!Object.prototype.hasOwnProperty.call(tools, group)) {
+        define(tools, group, { value: {}, writable: true, enumerable: true, configurable: true });
+      }
       const space = tools[group];
-      if (typeof space === "object") space[key] = fn;
+      if (typeof space === "object") {
+        define(space, key, { value: fn, writable: true, enumerable: true, configurable: true });
+      }
     }
   }
 

@@ -44,6 +44,7 @@ impl ToolHost for TestHost {
             ("text-echo", "text", "echo"),
             ("slow-wait", "slow", "wait"),
             ("odd-ns-get-item", "odd-ns", "get-item"),
+            ("__proto__-constructor", "__proto__", "constructor"),
         ]
         .into_iter()
         .map(|(name, ns, original)| ToolEntry {
@@ -66,6 +67,7 @@ impl ToolHost for TestHost {
                 "math-fail" => ToolReply::Error("math-fail always fails".into()),
                 "text-echo" => ToolReply::Value(arguments["text"].clone()),
                 "odd-ns-get-item" => ToolReply::Value(json!("item")),
+                "__proto__-constructor" => ToolReply::Value(json!("odd but fine")),
                 "slow-wait" => {
                     let now = self.waiting.fetch_add(1, Ordering::SeqCst) + 1;
                     self.most_waiting.fetch_max(now, Ordering::SeqCst);
@@ -116,6 +118,11 @@ async fn returns_json_and_awaits_tools_both_ways() {
     assert_eq!(
         value("return await tools.odd_ns.get_item({})").await,
         json!("item")
+    );
+    // Names that are special in JavaScript are plain keys of `tools`.
+    assert_eq!(
+        value("return [await tools.__proto__.constructor({}), Object.getPrototypeOf(tools) === Object.prototype]").await,
+        json!(["odd but fine", true])
     );
 }
 
@@ -452,7 +459,7 @@ async fn constructor_chains_reach_only_the_engine() {
             true,
             "undefined",
             "undefined",
-            ["math", "odd_ns", "slow", "text"],
+            ["__proto__", "math", "odd_ns", "slow", "text"],
             "undefined"
         ])
     );
