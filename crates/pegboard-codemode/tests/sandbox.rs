@@ -22,6 +22,19 @@ struct TestHost {
     release: Semaphore,
     /// A permit a `slow-wait` call arrived.
     arrived: Semaphore,
+    /// `slow-wait` calls dropped before they ended (cancelled).
+    dropped: std::sync::Arc<AtomicUsize>,
+}
+
+/// Counts a call dropped before it ended.
+struct Unfinished(Option<std::sync::Arc<AtomicUsize>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(count) = &self.0 {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Default for TestHost {
@@ -32,6 +45,7 @@ impl Default for TestHost {
             most_waiting: AtomicUsize::new(0),
             release: Semaphore::new(0),
             arrived: Semaphore::new(0),
+            dropped: std::sync::Arc::default(),
         }
     }
 }
@@ -69,6 +83,7 @@ impl ToolHost for TestHost {
                 "odd-ns-get-item" => ToolReply::Value(json!("item")),
                 "__proto__-constructor" => ToolReply::Value(json!("odd but fine")),
                 "slow-wait" => {
+                    let mut unfinished = Unfinished(Some(std::sync::Arc::clone(&self.dropped)));
                     let now = self.waiting.fetch_add(1, Ordering::SeqCst) + 1;
                     self.most_waiting.fetch_max(now, Ordering::SeqCst);
                     self.arrived.add_permits(1);
@@ -76,6 +91,7 @@ impl ToolHost for TestHost {
                         permit.forget();
                     }
                     self.waiting.fetch_sub(1, Ordering::SeqCst);
+                    unfinished.0 = None;
                     ToolReply::Value(json!("done"))
                 }
                 other => ToolReply::Error(format!("unknown tool `{other}`")),
@@ -381,6 +397,24 @@ async fn dropping_the_run_cancels_it() {
     // Polled once (the thread starts), then dropped: the thread sees the flag and stops; the
     // next run is unaffected.
     let _ = tokio::time::timeout(std::time::Duration::from_millis(1), started).await;
+    assert_eq!(value("return 'next'").await, json!("next"));
+}
+
+#[tokio::test]
+async fn dropping_the_run_cancels_its_calls_in_flight() {
+    let host = std::sync::Arc::new(TestHost::default());
+    let running = {
+        let host = std::sync::Arc::clone(&host);
+        tokio::spawn(async move {
+            let code = "await Promise.all([tools.slow.wait({}), tools.slow.wait({})])";
+            run(code, &*host, &Limits::default()).await
+        })
+    };
+    host.arrived.acquire_many(2).await.unwrap().forget();
+    running.abort();
+    assert!(running.await.unwrap_err().is_cancelled());
+    // Both calls were dropped unfinished (a real host's drop cancels the call upstream).
+    assert_eq!(host.dropped.load(Ordering::SeqCst), 2);
     assert_eq!(value("return 'next'").await, json!("next"));
 }
 
