@@ -45,8 +45,8 @@
 //! 3. `call/`: the one call pipeline, for rmcp's typed way and the express lane alike;
 //! 4. `session/`: downstream sessions, the relay to all of them, subscriptions, the startup wait;
 //! 5. `server/` (the rmcp handler, prompts/resources/completions, change feeds),
-//!    `search_mode/`, `express/` (the lane's fronts: stdio and HTTP), `http/` (the front),
-//!    `definitions/` (the tool definitions every one of them lists, as the servers sent them);
+//!    `search_mode/`, `code_mode/`, `express/` (the lane's fronts: stdio and HTTP), `http/` (the
+//!    front), `definitions/` (the tool definitions every one of them lists, as the servers sent them);
 //! 6. `gateway/` (start and serve), `reload.rs`, `supervise.rs`.
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -64,8 +64,9 @@ mod upstream;
 mod call;
 // Layer 4: downstream sessions.
 mod session;
-// Layer 5: serving: the MCP handler, tool search, the express lane, the HTTP front, and the
-// tool definitions all of them list.
+// Layer 5: serving: the MCP handler, tool search, code mode, the express lane, the HTTP front,
+// and the tool definitions all of them list.
+mod code_mode;
 mod definitions;
 mod express;
 pub mod http;

@@ -216,6 +216,7 @@ impl Fleet {
             warnings: Vec::new(),
             skipped: Vec::new(),
             tool_search: new.tool_search.clone(),
+            code_mode: new.code_mode.clone(),
             lock_file: new.lock_file.clone(),
             access: None,
         };

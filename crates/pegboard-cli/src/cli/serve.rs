@@ -145,6 +145,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "off|on|auto")]
     pub tool_search: Option<pegboard_gateway::config::ToolSearch>,
 
+    /// Code mode: list `search_tools`, `describe_tools` and `run_code` (the model writes one JavaScript
+    /// script that calls many tools, run in a sandbox here). Limits come from the config's `codeMode`
+    /// object when it has one (see docs/code-mode.md).
+    #[arg(long)]
+    pub code_mode: bool,
+
     /// Serve stdio as this client of the config's `clients`: only the tools, prompts and resources it may see
     /// (default: everything).
     #[arg(long, value_name = "NAME", conflicts_with = "http")]

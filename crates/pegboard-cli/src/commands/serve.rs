@@ -54,6 +54,10 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         let search = builder.config().tool_search.clone().with_mode(mode);
         builder = builder.tool_search(search);
     }
+    if args.code_mode {
+        let settings = builder.config().code_mode.clone().unwrap_or_default();
+        builder = builder.code_mode(settings);
+    }
     let gateway = builder.build()?;
     let served = match listener {
         None => {

@@ -38,6 +38,8 @@ struct Line<'a> {
     bytes_in: u64,
     bytes_out: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     arguments: Option<Cow<'a, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arguments_sha256: Option<String>,
@@ -60,6 +62,7 @@ pub(crate) fn write(record: &AuditRecord, mode: ArgumentsMode, out: &mut Vec<u8>
         ms: (record.elapsed.as_secs_f64() * 1_000_000.0).round() / 1000.0,
         bytes_in: record.bytes_in,
         bytes_out: record.bytes_out,
+        via: record.via,
         arguments: None,
         arguments_sha256: None,
         arguments_bytes: None,

@@ -74,6 +74,9 @@ pub struct AuditRecord {
     pub bytes_out: u64,
     /// The arguments (only when the log wants them).
     pub arguments: Option<AuditArguments>,
+    /// What made the request inside the gateway, when not the client directly: `code` for a
+    /// call a `run_code` script made.
+    pub via: Option<&'static str>,
 }
 
 impl AuditRecord {
@@ -97,6 +100,7 @@ impl AuditRecord {
             bytes_in: 0,
             bytes_out: 0,
             arguments: None,
+            via: None,
         }
     }
 }

@@ -42,6 +42,8 @@ pub(crate) struct Caller<'a> {
     pub(crate) session_id: Option<&'a str>,
     /// The front the request came in on.
     pub(crate) transport: Transport,
+    /// What made the call inside the gateway (`code`: a `run_code` script), for the records.
+    pub(crate) via: Option<&'static str>,
 }
 
 impl Caller<'_> {

@@ -119,6 +119,7 @@ struct Audit {
     at: SystemTime,
     started: Instant,
     arguments: Option<AuditArguments>,
+    via: Option<&'static str>,
 }
 
 /// Who makes a call, as its records name it.
@@ -132,6 +133,8 @@ pub(crate) struct Who<'a> {
     pub(crate) session_id: Option<&'a str>,
     /// The front.
     pub(crate) transport: Transport,
+    /// What made the call inside the gateway (`code`), for the audit line.
+    pub(crate) via: Option<&'static str>,
 }
 
 impl<'a> Caller<'a> {
@@ -142,6 +145,7 @@ impl<'a> Caller<'a> {
             hooks: self.hooks,
             session_id: self.session_id,
             transport: self.transport,
+            via: self.via,
         }
     }
 }
@@ -171,6 +175,7 @@ impl Audit {
             } else {
                 None
             },
+            via: None,
         })
     }
 
@@ -186,6 +191,7 @@ impl Audit {
         record.bytes_in = u64::try_from(bytes_in).unwrap_or(u64::MAX);
         record.bytes_out = u64::try_from(bytes_out).unwrap_or(u64::MAX);
         record.arguments = self.arguments;
+        record.via = self.via;
         self.log.record(record);
     }
 }
@@ -211,6 +217,7 @@ impl Watch {
             hooks,
             session_id,
             transport,
+            via,
         } = who;
         // A call its client's limits refuse is recorded as never routed, on both paths.
         let admission = client.begin_call();
@@ -236,6 +243,9 @@ impl Watch {
             }
             if let Some(log) = &hooks.audit {
                 records.audit = Some(Audit::begin(log, client, session_id, name, arguments));
+                if let Some(audit) = &mut records.audit {
+                    audit.via = via;
+                }
             }
             records
         });

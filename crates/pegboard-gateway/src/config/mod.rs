@@ -27,6 +27,7 @@
 //! [`crate::secrets`]). `command` and `cwd` are used as given, as Claude Desktop does: a relative path is relative
 //! to the folder pegboard runs in (a bare name like `npx` is looked up on `PATH`).
 
+pub mod code_mode;
 mod entry;
 mod errors;
 mod guards;
@@ -45,6 +46,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use code_mode::{CodeLimits, CodeModeSettings};
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
 pub use oauth::{CredentialsBackend, DEFAULT_REDIRECT_PORT, OAuthSettings, Secret};
 pub use tool_search::{SearchSettings, ToolSearch};
@@ -68,6 +70,8 @@ pub struct Config {
     pub skipped: Vec<EntryError>,
     /// Search mode (`toolSearch`, beside the server section; other clients ignore it).
     pub tool_search: SearchSettings,
+    /// Code mode (`codeMode`, beside the server section): `None` when off.
+    pub code_mode: Option<CodeModeSettings>,
     /// Where the lock of pinned tool definitions is (or would be): the file's `lockFile`
     /// (relative to its folder), else `pegboard.lock` beside it. See [`crate::pins`].
     pub lock_file: PathBuf,
@@ -391,12 +395,22 @@ pub fn parse(
             message,
         })?,
     };
+    let code_mode = match &raw.code_mode {
+        None => None,
+        Some(value) => {
+            CodeModeSettings::from_json(value).map_err(|message| ConfigError::Field {
+                path: source.to_path_buf(),
+                message,
+            })?
+        }
+    };
     Ok(Config {
         source: source.to_path_buf(),
         servers,
         warnings,
         skipped,
         tool_search,
+        code_mode,
         lock_file,
         access,
     })

@@ -20,6 +20,9 @@ pub(super) struct RawFile {
     /// Search mode's settings (see [`super::SearchSettings`]).
     #[serde(rename = "toolSearch")]
     pub(super) tool_search: Option<Value>,
+    /// Code mode's settings (see [`super::CodeModeSettings`]).
+    #[serde(rename = "codeMode")]
+    pub(super) code_mode: Option<Value>,
     /// Guards for every entry (see `config/guards.rs`).
     #[serde(rename = "onChange")]
     pub(super) on_change: Option<String>,

@@ -333,6 +333,7 @@ impl HttpLane {
                     hooks: &self.hooks,
                     session_id: Some(&lease.id),
                     transport: Transport::Tcp,
+                    via: None,
                 };
                 let job = prepare(
                     &self.board,

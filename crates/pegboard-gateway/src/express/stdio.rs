@@ -125,6 +125,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
             hooks: &self.hooks,
             session_id: None,
             transport: Transport::Pipe,
+            via: None,
         };
         let Some(job) = prepare(&self.board, call, who, side, out, None) else {
             return false;

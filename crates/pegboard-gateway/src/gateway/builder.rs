@@ -9,7 +9,7 @@ use pegboard::PegBoard;
 use super::Gateway;
 use crate::audit::{ArgumentsMode, AuditLog, AuditTarget, DEFAULT_QUEUE};
 use crate::call::hooks::Hooks;
-use crate::config::{Config, SearchSettings};
+use crate::config::{CodeModeSettings, Config, SearchSettings};
 use crate::connect::Progress;
 use crate::error::GatewayError;
 use crate::identity::{AuthOptions, Authenticator};
@@ -65,6 +65,7 @@ pub struct GatewayBuilder {
     settings: Settings,
     wait: Duration,
     tool_search: Option<SearchSettings>,
+    code_mode: Option<CodeModeSettings>,
     express: bool,
     info: (String, String),
     audit: Option<(AuditTarget, ArgumentsMode)>,
@@ -120,6 +121,7 @@ impl GatewayBuilder {
             },
             wait: DEFAULT_WAIT,
             tool_search: None,
+            code_mode: None,
             express: true,
             info: ("pegboard".into(), env!("CARGO_PKG_VERSION").into()),
             audit: None,
@@ -207,6 +209,13 @@ impl GatewayBuilder {
         self
     }
 
+    /// Code mode (default: the config's `codeMode`): `search_tools`, `describe_tools` and
+    /// `run_code` in `tools/list` (see docs/code-mode.md).
+    pub fn code_mode(mut self, settings: CodeModeSettings) -> Self {
+        self.code_mode = Some(settings);
+        self
+    }
+
     /// Whether plain `tools/call` and `tools/list` may take the express lane (default on;
     /// off: every request goes through rmcp).
     pub fn express(mut self, on: bool) -> Self {
@@ -273,6 +282,11 @@ impl GatewayBuilder {
         let server = BoardServer::new(board.clone())
             .with_info(&self.info.0, &self.info.1)
             .with_tool_search(search)
+            .with_code_mode(
+                self.code_mode
+                    .clone()
+                    .or_else(|| self.config.code_mode.clone()),
+            )
             .with_startup(startup)
             .with_express(self.express)
             .with_hooks(hooks)

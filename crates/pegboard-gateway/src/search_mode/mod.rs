@@ -19,7 +19,7 @@
 //! Turned on by the config's `toolSearch` or `--tool-search` ([`crate::config::SearchSettings`]),
 //! or by [`crate::BoardServer::with_tool_search`].
 
-mod meta;
+pub(crate) mod meta;
 #[cfg(test)]
 mod tests;
 

@@ -55,6 +55,8 @@ pub struct BoardServer {
     bridges: Bridges,
     stateless: bool,
     search: Option<crate::search_mode::SearchMode>,
+    /// Code mode, when on (it takes precedence over search mode).
+    code: Option<crate::code_mode::CodeMode>,
     startup: Startup,
     express: bool,
     /// What the gateway records of calls (telemetry, audit), shared by every session.
@@ -79,6 +81,7 @@ impl BoardServer {
             bridges: Bridges::default(),
             stateless: false,
             search: None,
+            code: None,
             startup: Startup::default(),
             express: true,
             hooks: Hooks::default(),
@@ -128,6 +131,16 @@ impl BoardServer {
                 Some(_) => Transport::Tcp,
                 None => Transport::Pipe,
             },
+            via: None,
+        }
+    }
+
+    /// The caller of the tool calls a `run_code` script of this request makes (recorded as
+    /// from code).
+    pub(crate) fn code_caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Caller<'a> {
+        Caller {
+            via: Some(crate::code_mode::VIA),
+            ..self.caller(context)
         }
     }
 
@@ -193,6 +206,14 @@ impl BoardServer {
         self
     }
 
+    /// Serve in code mode per `settings` (`search_tools`, `describe_tools` and `run_code`; see
+    /// docs/code-mode.md); `None` leaves it off.
+    #[must_use]
+    pub fn with_code_mode(mut self, settings: Option<crate::config::CodeModeSettings>) -> Self {
+        self.code = settings.map(|s| crate::code_mode::CodeMode::new(self.board.clone(), s));
+        self
+    }
+
     /// Serve while servers are still starting: the lists, `server/discover` and calls of tools not
     /// on the board yet wait for `startup` (`session/startup.rs`). Without it nothing waits.
     #[must_use]
@@ -211,7 +232,7 @@ impl BoardServer {
 
     /// Whether the express lane is on (see [`BoardServer::with_express`]).
     pub fn express(&self) -> bool {
-        self.express && self.search.is_none()
+        self.express && self.search.is_none() && self.code.is_none()
     }
 
     /// Cancelled when this handler's session ends.
