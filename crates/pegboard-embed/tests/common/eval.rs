@@ -82,7 +82,7 @@ pub fn is_tuning(id: &str) -> bool {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    h % 2 == 0
+    h.is_multiple_of(2)
 }
 
 #[derive(Default, Clone, Copy)]

@@ -1,10 +1,9 @@
 //! The two meta-tools: their definitions (which tell the model how to use them and what the
 //! board holds) and the handling of `search_tools`' and `call_tool`'s arguments.
 
-use crate::identity::Client;
 use std::sync::Arc;
 
-use pegboard::{PegBoard, ToolMatch, search::MAX_LIMIT};
+use pegboard::{PegBoard, search::MAX_LIMIT};
 use rmcp::{
     ErrorData,
     model::{CallToolRequestParams, CallToolResult, JsonObject, Tool},
@@ -85,9 +84,8 @@ pub(crate) fn call_tool(name: &str, search_name: &str) -> Tool {
 /// # Errors
 /// `invalid_params` when `query` is missing, not a string, or blank, or `limit` is not a number.
 pub(crate) fn search(
-    board: &PegBoard,
     arguments: Option<&JsonObject>,
-    client: &Client,
+    rank: impl FnOnce(&str, usize) -> Vec<Value>,
 ) -> Result<CallToolResult, ErrorData> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
@@ -108,20 +106,17 @@ pub(crate) fn search(
             .map_or(1, |n| usize::try_from(n).unwrap_or(MAX_LIMIT)),
         Some(_) => return Err(invalid("`limit` must be a whole number from 1 to 100")),
     };
-    let tools: Vec<Value> = client
-        .search_tools(board, query, limit)
-        .iter()
-        .map(found_tool)
-        .collect();
+    let tools = rank(query, limit);
     Ok(CallToolResult::structured(json!({ "tools": tools })))
 }
 
-fn found_tool(found: &ToolMatch) -> Value {
+/// One result of `search_tools` as the model sees it.
+pub(crate) fn found_tool(tool: &pegboard::Tool, namespace: Option<&str>) -> Value {
     json!({
-        "name": found.tool.name.as_str(),
-        "description": found.tool.description.as_deref().unwrap_or_default(),
-        "inputSchema": &*found.tool.input_schema,
-        "namespace": found.namespace.as_deref(),
+        "name": tool.name.as_str(),
+        "description": tool.description.as_deref().unwrap_or_default(),
+        "inputSchema": &*tool.input_schema,
+        "namespace": namespace,
     })
 }
 
