@@ -18,6 +18,8 @@ const MAX_BYTES_PER_TOKEN: usize = 16;
 pub(crate) struct WordPiece {
     ids: HashMap<Box<str>, u32>,
     unk: u32,
+    /// The longest token's length in bytes (`##` included): no longer piece can match.
+    longest: usize,
 }
 
 impl WordPiece {
@@ -28,7 +30,8 @@ impl WordPiece {
             .map(|(id, token)| (Box::from(token), id))
             .collect();
         let unk = *ids.get("[UNK]")?;
-        Some(Self { ids, unk })
+        let longest = ids.keys().map(|t| t.len()).max().unwrap_or(0);
+        Some(Self { ids, unk, longest })
     }
 
     /// The unknown token's id.
@@ -66,7 +69,14 @@ impl WordPiece {
         let start_len = out.len();
         let mut start = 0;
         while start < word.len() {
-            let mut end = word.len();
+            // Pieces longer than the longest token cannot match: start below that length.
+            let room = self
+                .longest
+                .saturating_sub(if start > 0 { CONTINUATION.len() } else { 0 });
+            let mut end = word.len().min(start + room);
+            while end > start && !word.is_char_boundary(end) {
+                end -= 1;
+            }
             let mut found = None;
             while end > start {
                 piece.clear();

@@ -31,7 +31,7 @@ use rmcp::{
     model::{CallToolRequestParams, CallToolResult, Tool},
 };
 
-pub use crate::config::tool_search::{Ranking, SearchSettings, ToolSearch};
+pub use crate::config::tool_search::{SearchSettings, ToolSearch};
 
 /// The meta-tools' names, unless the board already uses them.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -81,7 +81,7 @@ impl SearchMode {
             }
         }
         #[cfg(feature = "embed")]
-        let hybrid = (settings.ranking == Ranking::Hybrid)
+        let hybrid = (settings.ranking == crate::config::Ranking::Hybrid)
             .then(hybrid::Hybrid::new)
             .flatten()
             .map(|h| {

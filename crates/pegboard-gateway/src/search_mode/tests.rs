@@ -49,7 +49,7 @@ fn auto_turns_on_above_the_threshold() {
 
 #[test]
 fn ranking_parses_and_needs_the_embed_feature_for_hybrid() {
-    use super::Ranking;
+    use crate::config::Ranking;
     let lexical = SearchSettings::from_json(&json!({"mode": "on", "ranking": "lexical"})).unwrap();
     assert_eq!(lexical.ranking, Ranking::Lexical);
     let err = SearchSettings::from_json(&json!({"ranking": "fuzzy"})).unwrap_err();
