@@ -130,6 +130,7 @@ pub struct ToolVectors {
     hashes: Vec<u64>,
     by_name: HashMap<Arc<str>, u32, RandomState>,
     by_key: HashMap<String, Vec<u32>, RandomState>,
+    embedded: usize,
 }
 
 impl std::fmt::Debug for ToolVectors {
@@ -160,13 +161,17 @@ impl ToolVectors {
         let mut hashes = Vec::new();
         let mut by_name: HashMap<Arc<str>, u32, RandomState> = HashMap::default();
         let mut by_key: HashMap<String, Vec<u32>, RandomState> = HashMap::default();
+        let mut embedded = 0;
         for (i, (doc, server)) in (0u32..).zip(tools) {
             let text = tool_text(&doc, server.as_deref(), expansion);
             let name = name_words(&doc.original);
             let hash = text_hash(&text, &name, expansion.name_weight);
             match (previous, old.get(&hash)) {
                 (Some(p), Some(&j)) => vectors.extend_from_slice(p.vector(j as usize)),
-                _ => vectors.extend(embed_tool(model, &text, &name, expansion.name_weight)),
+                _ => {
+                    vectors.extend(embed_tool(model, &text, &name, expansion.name_weight));
+                    embedded += 1;
+                }
             }
             hashes.push(hash);
             by_name.insert(Arc::from(doc.tool.name()), i);
@@ -188,7 +193,13 @@ impl ToolVectors {
             hashes,
             by_name,
             by_key,
+            embedded,
         }
+    }
+
+    /// How many tools this build embedded; the others took their vector from `previous`.
+    pub fn embedded(&self) -> usize {
+        self.embedded
     }
 
     /// How many tools.
@@ -475,6 +486,60 @@ fn cut(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn doc(name: &str, description: &str) -> (ToolDoc, Option<Arc<str>>) {
+        let tool = pegboard::Tool::new(name, description, Arc::new(serde_json::Map::new()));
+        (ToolDoc::new(tool, name, None), None)
+    }
+
+    #[test]
+    fn unchanged_tools_keep_their_vectors_and_only_changed_ones_are_embedded() {
+        let model = StaticModel::builtin().expect("model");
+        let e = Expansion::default();
+        let first = ToolVectors::build(
+            model,
+            [doc("a", "read a file"), doc("b", "send an email")],
+            None,
+            &e,
+        );
+        assert_eq!(first.embedded(), 2);
+        let second = ToolVectors::build(
+            model,
+            [
+                doc("a", "read a file"),
+                doc("b", "book a flight"),
+                doc("c", "weather"),
+            ],
+            Some(&first),
+            &e,
+        );
+        assert_eq!(second.embedded(), 2, "b changed, c is new, a is reused");
+        assert_eq!(second.vector(0), first.vector(0));
+        assert_ne!(second.vector(1), first.vector(1));
+    }
+
+    #[test]
+    fn bad_limits_and_blank_queries_find_nothing() {
+        let model = StaticModel::builtin().expect("model");
+        let v = ToolVectors::build(
+            model,
+            [doc("a", "read a file")],
+            None,
+            &Expansion::default(),
+        );
+        assert!(v.search(model, &[], "  ", 5, &Fusion::default()).is_empty());
+        assert!(
+            v.search(model, &[], "read", 0, &Fusion::default())
+                .is_empty()
+        );
+        let nan = Fusion::Weighted { lexical: f32::NAN };
+        assert_eq!(v.search(model, &[], "read a file", 500, &nan).len(), 1);
+        assert_eq!(
+            v.search(model, &[], &"read ".repeat(10_000), 5, &Fusion::default())
+                .len(),
+            1
+        );
+    }
 
     #[test]
     fn names_become_words() {

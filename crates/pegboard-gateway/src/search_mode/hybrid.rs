@@ -77,6 +77,11 @@ impl Hybrid {
             previous.as_deref(),
             &Expansion::default(),
         ));
+        tracing::debug!(
+            tools = vectors.len(),
+            embedded = vectors.embedded(),
+            "tool search: tool vectors computed"
+        );
         *built = Some(Built {
             generation,
             vectors: Arc::clone(&vectors),
