@@ -78,7 +78,8 @@ pub enum Fusion {
 }
 
 impl Default for Fusion {
-    /// The weighted sum that measured best on the tuning half of BFCL (docs/tool-search.md).
+    /// A weighted sum, lexical 0.5: on the tuning half of BFCL, weights 0.3 to 0.6 were within
+    /// half a point of each other and above reciprocal-rank fusion (docs/tool-search.md).
     fn default() -> Self {
         Fusion::Weighted { lexical: 0.5 }
     }
