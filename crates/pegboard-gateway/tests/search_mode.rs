@@ -7,7 +7,7 @@ use demo_servers::{NotesServer, UnitsServer};
 use pegboard::PegBoard;
 use pegboard_gateway::{
     BoardServer,
-    config::{SearchSettings, ToolSearch},
+    config::{Ranking, SearchSettings, ToolSearch},
 };
 use rmcp::{ServiceExt, model::CallToolRequestParams};
 use serde_json::{Value, json};
@@ -265,5 +265,86 @@ async fn tools_list_shrinks_in_search_mode() {
         if label != "demo" {
             assert!(search * 20 < full, "{label}: {search} vs {full}");
         }
+    }
+}
+
+async fn search_names(client: &pegboard::BoxedService, query: &str, limit: usize) -> Vec<String> {
+    let found = client
+        .call_tool(call(
+            "search_tools",
+            json!({"query": query, "limit": limit}),
+        ))
+        .await
+        .unwrap();
+    found.structured_content.as_ref().unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const QUERIES: [&str; 6] = [
+    "convert kilograms to grams",
+    "add a note",
+    "units-convert",
+    "list everything I wrote down",
+    "temperature",
+    "delete",
+];
+
+#[tokio::test]
+async fn lexical_ranking_is_the_boards_own_search() {
+    // With `ranking: lexical` (and always without the `embed` feature) `search_tools` answers
+    // exactly what the library's BM25F search answers: today's ranking, unchanged.
+    let board = demo_board().await;
+    let settings = SearchSettings {
+        ranking: Ranking::Lexical,
+        ..on()
+    };
+    let client = gateway(board.clone(), settings).await;
+    for query in QUERIES {
+        let expected: Vec<String> = board
+            .search_tools(query, 5)
+            .iter()
+            .map(|m| m.tool.name().to_string())
+            .collect();
+        assert_eq!(search_names(&client, query, 5).await, expected, "{query}");
+    }
+}
+
+#[cfg(feature = "embed")]
+#[tokio::test]
+async fn hybrid_ranking_keeps_names_first_and_finds_by_meaning() {
+    let board = demo_board().await;
+    let settings = SearchSettings {
+        ranking: Ranking::Hybrid,
+        ..on()
+    };
+    let client = gateway(board.clone(), settings).await;
+    for name in board.list_all_tools() {
+        assert_eq!(
+            search_names(&client, &name, 3).await[0],
+            name,
+            "exact {name}"
+        );
+        let spaced = name.replace(['-', '_'], " ").to_uppercase();
+        assert_eq!(
+            search_names(&client, &spaced, 3).await[0],
+            name,
+            "near-exact {spaced}"
+        );
+    }
+    let found = search_names(&client, "convert kilograms to grams", 3).await;
+    assert_eq!(found[0], "units-convert");
+    // Every result is a board tool, at most `limit`, no repeats.
+    for query in QUERIES {
+        let found = search_names(&client, query, 4).await;
+        assert!(found.len() <= 4);
+        let mut unique = found.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), found.len(), "{query}: {found:?}");
+        assert!(found.iter().all(|n| board.get_tool(n).is_some()));
     }
 }

@@ -136,10 +136,18 @@ impl CodeMode {
     pub(crate) fn intercept(&self, request: CallToolRequestParams, client: &Client) -> Intercept {
         let arguments = request.arguments.as_ref();
         if request.name == self.search_name {
+            // Lexical ranking (the hybrid one lives with search mode's settings).
             Intercept::Answer(crate::search_mode::meta::search(
-                &self.board,
                 arguments,
-                client,
+                |query, limit| {
+                    client
+                        .search_tools(&self.board, query, limit)
+                        .iter()
+                        .map(|m| {
+                            crate::search_mode::meta::found_tool(&m.tool, m.namespace.as_deref())
+                        })
+                        .collect()
+                },
             ))
         } else if request.name == self.describe_name {
             Intercept::Answer(meta::describe(&self.board, arguments, client))

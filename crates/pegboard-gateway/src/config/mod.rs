@@ -49,7 +49,7 @@ use std::time::Duration;
 pub use code_mode::{CodeLimits, CodeModeSettings};
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
 pub use oauth::{CredentialsBackend, DEFAULT_REDIRECT_PORT, OAuthSettings, Secret};
-pub use tool_search::{SearchSettings, ToolSearch};
+pub use tool_search::{Ranking, SearchSettings, ToolSearch};
 
 pub use crate::io::limit::DEFAULT_MAX_MESSAGE;
 use entry::build_server;

@@ -42,11 +42,60 @@ impl fmt::Display for ToolSearch {
     }
 }
 
+/// How `search_tools` ranks: `lexical` (BM25F, always available) or `hybrid` (BM25F fused with
+/// the built-in static embedding; needs the cargo feature `embed`, and is then the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// BM25F with name splitting, stemming and word forms.
+    Lexical,
+    /// BM25F and the embedding's cosine, fused; exact and near-exact names first.
+    Hybrid,
+}
+
+impl Default for Ranking {
+    fn default() -> Self {
+        if cfg!(feature = "embed") {
+            Self::Hybrid
+        } else {
+            Self::Lexical
+        }
+    }
+}
+
+impl FromStr for Ranking {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "lexical" => Ok(Self::Lexical),
+            "hybrid" if cfg!(feature = "embed") => Ok(Self::Hybrid),
+            "hybrid" => Err(
+                "`toolSearch.ranking` \"hybrid\" needs a gateway built with the cargo feature `embed`; \
+                 use \"lexical\" or rebuild with `--features embed`"
+                    .to_string(),
+            ),
+            other => Err(format!(
+                "`toolSearch.ranking` `{other}` is not one of lexical, hybrid"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Ranking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Lexical => "lexical",
+            Self::Hybrid => "hybrid",
+        })
+    }
+}
+
 /// Search mode's settings.
 ///
 /// In the config file, `toolSearch` is either a mode (`"toolSearch": "auto"`) or an object:
-/// `{"mode": "auto", "threshold": 40, "pinned": ["notes-add_note"]}`. Pinned tools (board names)
-/// are listed beside the meta-tools. `--tool-search` on the command line overrides the mode.
+/// `{"mode": "auto", "threshold": 40, "pinned": ["notes-add_note"], "ranking": "hybrid"}`.
+/// Pinned tools (board names) are listed beside the meta-tools. `--tool-search` on the command
+/// line overrides the mode.
 ///
 /// ```
 /// use pegboard_gateway::config::{SearchSettings, ToolSearch};
@@ -63,6 +112,8 @@ pub struct SearchSettings {
     pub threshold: usize,
     /// Board names of tools listed beside the meta-tools.
     pub pinned: Vec<String>,
+    /// How `search_tools` ranks ([`Ranking::default`]: hybrid when built with `embed`).
+    pub ranking: Ranking,
 }
 
 impl Default for SearchSettings {
@@ -71,6 +122,7 @@ impl Default for SearchSettings {
             mode: ToolSearch::Off,
             threshold: DEFAULT_THRESHOLD,
             pinned: Vec::new(),
+            ranking: Ranking::default(),
         }
     }
 }
@@ -115,9 +167,15 @@ impl SearchSettings {
                                 })
                                 .ok_or("`toolSearch.pinned` must be a list of tool names")?;
                         }
+                        "ranking" => {
+                            settings.ranking = field
+                                .as_str()
+                                .ok_or("`toolSearch.ranking` must be \"lexical\" or \"hybrid\"")?
+                                .parse()?;
+                        }
                         other => {
                             return Err(format!(
-                                "`toolSearch.{other}` is unknown; use mode, threshold, pinned"
+                                "`toolSearch.{other}` is unknown; use mode, threshold, pinned, ranking"
                             ));
                         }
                     }
@@ -125,7 +183,7 @@ impl SearchSettings {
             }
             _ => {
                 return Err(
-                    "`toolSearch` must be \"off\", \"on\", \"auto\" or an object {mode, threshold, pinned}"
+                    "`toolSearch` must be \"off\", \"on\", \"auto\" or an object {mode, threshold, pinned, ranking}"
                         .to_string(),
                 );
             }

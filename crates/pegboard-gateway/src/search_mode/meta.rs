@@ -1,10 +1,9 @@
 //! The two meta-tools: their definitions (which tell the model how to use them and what the
 //! board holds) and the handling of `search_tools`' and `call_tool`'s arguments.
 
-use crate::identity::Client;
 use std::sync::Arc;
 
-use pegboard::{ListedTool, PegBoard, ToolMatch, search::MAX_LIMIT};
+use pegboard::{ListedTool, PegBoard, search::MAX_LIMIT};
 use rmcp::{
     ErrorData,
     model::{CallToolRequestParams, CallToolResult, JsonObject, Tool},
@@ -85,9 +84,8 @@ pub(crate) fn call_tool(name: &str, search_name: &str) -> Tool {
 /// # Errors
 /// `invalid_params` when `query` is missing, not a string, or blank, or `limit` is not a number.
 pub(crate) fn search(
-    board: &PegBoard,
     arguments: Option<&JsonObject>,
-    client: &Client,
+    rank: impl FnOnce(&str, usize) -> Vec<Value>,
 ) -> Result<CallToolResult, ErrorData> {
     let empty = Map::new();
     let arguments = arguments.unwrap_or(&empty);
@@ -108,22 +106,20 @@ pub(crate) fn search(
             .map_or(1, |n| usize::try_from(n).unwrap_or(MAX_LIMIT)),
         Some(_) => return Err(invalid("`limit` must be a whole number from 1 to 100")),
     };
-    let tools: Vec<Value> = client
-        .search_tools(board, query, limit)
-        .iter()
-        .map(found_tool)
-        .collect();
+    let tools = rank(query, limit);
     Ok(CallToolResult::structured(json!({ "tools": tools })))
 }
 
-/// A found tool as `tools/list` lists it (see the module docs of `crate::definitions`), with its
-/// namespace, and a description even when its server gave none.
-fn found_tool(found: &ToolMatch) -> Value {
-    let mut tool = ListedTool::new(&found.tool, found.namespace.as_deref()).to_json();
-    tool.entry("description")
+/// One result of `search_tools` as the model sees it: the tool as `tools/list` lists it (see the
+/// module docs of `crate::definitions`), with its namespace, and a description even when its
+/// server gave none.
+pub(crate) fn found_tool(tool: &pegboard::Tool, namespace: Option<&str>) -> Value {
+    let mut listed = ListedTool::new(tool, namespace).to_json();
+    listed
+        .entry("description")
         .or_insert_with(|| Value::String(String::new()));
-    tool.insert("namespace".to_string(), json!(found.namespace.as_deref()));
-    Value::Object(tool)
+    listed.insert("namespace".to_string(), json!(namespace));
+    Value::Object(listed)
 }
 
 /// The `tools/call` that `call_tool`'s arguments ask for.

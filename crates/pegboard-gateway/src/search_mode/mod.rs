@@ -19,6 +19,8 @@
 //! Turned on by the config's `toolSearch` or `--tool-search` ([`crate::config::SearchSettings`]),
 //! or by [`crate::BoardServer::with_tool_search`].
 
+#[cfg(feature = "embed")]
+mod hybrid;
 pub(crate) mod meta;
 #[cfg(test)]
 mod tests;
@@ -54,6 +56,9 @@ pub struct SearchMode {
     settings: SearchSettings,
     search_name: String,
     call_name: String,
+    /// The hybrid ranker, when the settings ask for it (and the table could be read).
+    #[cfg(feature = "embed")]
+    hybrid: Option<std::sync::Arc<hybrid::Hybrid>>,
 }
 
 impl SearchMode {
@@ -77,12 +82,39 @@ impl SearchMode {
                 tracing::warn!("pinned tool `{pinned}` is not on the board (yet)");
             }
         }
+        #[cfg(feature = "embed")]
+        let hybrid = (settings.ranking == crate::config::Ranking::Hybrid)
+            .then(hybrid::Hybrid::new)
+            .flatten()
+            .map(|h| {
+                h.warm(&board);
+                std::sync::Arc::new(h)
+            });
         Self {
             board,
             settings,
             search_name,
             call_name,
+            #[cfg(feature = "embed")]
+            hybrid,
         }
+    }
+
+    /// `search_tools`' results for `client`: hybrid or lexical, as the settings say.
+    fn ranked(&self, query: &str, limit: usize, client: &Client) -> Vec<serde_json::Value> {
+        #[cfg(feature = "embed")]
+        if let Some(hybrid) = &self.hybrid {
+            return hybrid
+                .search(&self.board, client, query, limit)
+                .iter()
+                .map(|h| meta::found_tool(&h.tool, h.namespace.as_deref()))
+                .collect();
+        }
+        client
+            .search_tools(&self.board, query, limit)
+            .iter()
+            .map(|m| meta::found_tool(&m.tool, m.namespace.as_deref()))
+            .collect()
     }
 
     /// What `tools/list` returns in search mode to `client`, or `None` when it is off for this
@@ -135,18 +167,18 @@ impl SearchMode {
     /// see) or unwrapped, any other call goes on.
     pub fn intercept(&self, request: CallToolRequestParams, client: &Client) -> Intercept {
         if request.name == self.search_name {
-            return Intercept::Answer(meta::search(
-                &self.board,
-                request.arguments.as_ref(),
-                client,
-            ));
+            return Intercept::Answer(meta::search(request.arguments.as_ref(), |q, l| {
+                self.ranked(q, l, client)
+            }));
         }
         if request.name != self.call_name {
             return Intercept::Call(request);
         }
         match meta::unwrap_call(&request) {
             Ok(inner) if inner.name == self.search_name => {
-                Intercept::Answer(meta::search(&self.board, inner.arguments.as_ref(), client))
+                Intercept::Answer(meta::search(inner.arguments.as_ref(), |q, l| {
+                    self.ranked(q, l, client)
+                }))
             }
             Ok(inner) if inner.name == self.call_name => Intercept::Answer(Err(
                 ErrorData::invalid_params(format!("`{}` cannot call itself", self.call_name), None),

@@ -46,3 +46,23 @@ fn auto_turns_on_above_the_threshold() {
     );
     assert!(!SearchSettings::default().active(10_000));
 }
+
+#[test]
+fn ranking_parses_and_needs_the_embed_feature_for_hybrid() {
+    use crate::config::Ranking;
+    let lexical = SearchSettings::from_json(&json!({"mode": "on", "ranking": "lexical"})).unwrap();
+    assert_eq!(lexical.ranking, Ranking::Lexical);
+    let err = SearchSettings::from_json(&json!({"ranking": "fuzzy"})).unwrap_err();
+    assert!(err.contains("lexical, hybrid"), "{err}");
+    let err = SearchSettings::from_json(&json!({"ranking": 3})).unwrap_err();
+    assert!(err.contains("toolSearch.ranking"), "{err}");
+    let hybrid = SearchSettings::from_json(&json!({"ranking": "hybrid"}));
+    if cfg!(feature = "embed") {
+        assert_eq!(hybrid.unwrap().ranking, Ranking::Hybrid);
+        assert_eq!(SearchSettings::default().ranking, Ranking::Hybrid);
+    } else {
+        let err = hybrid.unwrap_err();
+        assert!(err.contains("feature `embed`"), "{err}");
+        assert_eq!(SearchSettings::default().ranking, Ranking::Lexical);
+    }
+}
