@@ -123,8 +123,12 @@ pub(crate) fn describe(
 /// A board tool as code mode reaches it, with its JSON definition.
 pub(crate) fn entry(board: &PegBoard, name: &str) -> Option<(ToolEntry, Value)> {
     let tool = board.get_tool(name)?;
-    let definition = serde_json::to_value(tool.to_rmcp()).ok()?;
-    Some((tool_entry(board, name), definition))
+    let entry = tool_entry(board, name);
+    // The definition as `tools/list` lists it (`crate::definitions`): members rmcp's types do not
+    // model, such as `outputSchema`'s siblings, stay in.
+    let definition =
+        Value::Object(pegboard::ListedTool::new(&tool, entry.namespace.as_deref()).to_json());
+    Some((entry, definition))
 }
 
 /// Where `name` sits: its namespace and original name (the board name itself when the board
