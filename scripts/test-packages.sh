@@ -27,7 +27,9 @@ if [ "$("$tools/bin/uv" --version 2>/dev/null | cut -d' ' -f1-2)" != "uv $uv_ver
   "$tools/bin/pip" install --quiet --disable-pip-version-check "uv==$uv_version" "pipx==$pipx_version"
 fi
 
-packages="$root/target/packages"
+packages="$(cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["target_directory"])')/packages"
 wheel="$(ls "$packages"/pegboard_mcp-*.whl)"
 launcher_tgz="$(ls "$packages"/pegboard-mcp-[0-9]*.tgz)"
 platform_tgz="$(ls "$packages"/pegboard-mcp-*-*-[0-9]*.tgz)"
