@@ -41,7 +41,10 @@ fn without_pegboard_beside_it_says_so_on_stderr_and_exits_127() {
     std::fs::copy(env!("CARGO_BIN_EXE_pegboard-mcp"), &alone).unwrap();
     let out = Command::new(&alone).arg("--version").output().unwrap();
     assert_eq!(out.status.code(), Some(127), "{out:?}");
-    assert!(out.stdout.is_empty(), "stdout belongs to the protocol: {out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout belongs to the protocol: {out:?}"
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("cannot start") && stderr.contains("reinstall the package"),
