@@ -157,8 +157,8 @@ fn bad_input_changes_no_file() {
     let c = config.to_str().expect("utf-8");
     let before = std::fs::read(&config).expect("read");
     let cases: &[(&[&str], &str)] = &[
-        (&["remove", "nope", "-c", c], "no server named `nope`"),
-        (&["enable", "nope", "-c", c], "no server named `nope`"),
+        (&["remove", "nope", "-c", c], "no server `nope`"),
+        (&["enable", "nope", "-c", c], "no server `nope`"),
         (&["disable", "nope", "-c", c], "(servers: zeta, alpha)"),
         (&["add", "zeta", "-c", c, "--", "other"], "already exists"),
         (&["add", "x", "-c", c], "say how to run `x`"),

@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -24,7 +23,7 @@ use rmcp::{
     transport::StreamableHttpClientTransport,
 };
 use serde_json::json;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 const WAIT: Duration = Duration::from_secs(30);
 const TOKEN: &str = "drain-test-token-0123456789";
@@ -72,6 +71,30 @@ fn base(url: &str) -> String {
     url.trim_end_matches("/mcp").to_string()
 }
 
+/// A config of the test server with its `ask` tool, in `dir`.
+fn ask_config(dir: &std::path::Path) -> Result<std::path::PathBuf> {
+    let config = dir.join("pegboard.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"t": common::demo_server("test", &["--ask-tool"])}}).to_string(),
+    )?;
+    Ok(config)
+}
+
+/// Call `t-ask` (an elicitation) in a task of its own: it ends when the test releases it.
+fn call_ask(
+    client: rmcp::service::RunningService<RoleClient, Latched>,
+) -> tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::service::ServiceError>> {
+    tokio::spawn(async move {
+        let arguments = json!({"via": "elicitation"});
+        let arguments = arguments.as_object().cloned().unwrap_or_default();
+        client
+            .peer()
+            .call_tool(CallToolRequestParams::new("t-ask").with_arguments(arguments))
+            .await
+    })
+}
+
 async fn probe(http: &reqwest::Client, url: &str) -> Result<(u16, String)> {
     let response = http.get(url).send().await?;
     Ok((response.status().as_u16(), response.text().await?))
@@ -81,11 +104,7 @@ async fn probe(http: &reqwest::Client, url: &str) -> Result<(u16, String)> {
 async fn a_sigterm_drains_the_calls_in_flight_and_sends_new_sessions_elsewhere() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir()?;
-    let config = dir.path().join("pegboard.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"t": common::demo_server("test", &["--ask-tool"])}}).to_string(),
-    )?;
+    let config = ask_config(dir.path())?;
     let (mut child, url, mut lines) =
         common::serve_http_logged(&config, &["--drain", "60", "--token", TOKEN], &[]).await?;
     common::wait_for_line(&mut lines, "from 1 server").await?;
@@ -107,19 +126,7 @@ async fn a_sigterm_drains_the_calls_in_flight_and_sends_new_sessions_elsewhere()
     let latched =
         tokio::time::timeout(WAIT, Latched { asked: asked_tx }.serve(authorized(&url))).await??;
     let other = tokio::time::timeout(WAIT, ().serve(authorized(&url))).await??;
-    let latched = Arc::new(Mutex::new(latched));
-    let in_flight = tokio::spawn({
-        let latched = Arc::clone(&latched);
-        async move {
-            let client = latched.lock().await;
-            let arguments = json!({"via": "elicitation"});
-            let arguments = arguments.as_object().cloned().unwrap_or_default();
-            client
-                .peer()
-                .call_tool(CallToolRequestParams::new("t-ask").with_arguments(arguments))
-                .await
-        }
-    });
+    let in_flight = call_ask(latched);
     let release = tokio::time::timeout(WAIT, asked.recv())
         .await?
         .context("the call never reached its elicitation")?;
@@ -192,11 +199,7 @@ async fn a_sigterm_drains_the_calls_in_flight_and_sends_new_sessions_elsewhere()
 async fn a_drain_that_runs_out_of_time_ends_the_calls_left() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir()?;
-    let config = dir.path().join("pegboard.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"t": common::demo_server("test", &["--ask-tool"])}}).to_string(),
-    )?;
+    let config = ask_config(dir.path())?;
     let (mut child, url, mut lines) =
         common::serve_http_logged(&config, &["--drain", "1"], &[]).await?;
     common::wait_for_line(&mut lines, "from 1 server").await?;
@@ -206,14 +209,7 @@ async fn a_drain_that_runs_out_of_time_ends_the_calls_left() -> Result<()> {
         Latched { asked: asked_tx }.serve(StreamableHttpClientTransport::from_uri(url.as_str())),
     )
     .await??;
-    let _call = tokio::spawn(async move {
-        let arguments = json!({"via": "elicitation"});
-        let arguments = arguments.as_object().cloned().unwrap_or_default();
-        client
-            .peer()
-            .call_tool(CallToolRequestParams::new("t-ask").with_arguments(arguments))
-            .await
-    });
+    let _call = call_ask(client);
     let _never_released = tokio::time::timeout(WAIT, asked.recv())
         .await?
         .context("the call never reached its elicitation")?;

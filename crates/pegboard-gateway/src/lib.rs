@@ -113,7 +113,7 @@ use anyhow::Result;
 pub use crate::config::Config;
 pub use crate::connect::Progress;
 pub use crate::error::GatewayError;
-pub use crate::gateway::{Gateway, GatewayBuilder, ServerStart};
+pub use crate::gateway::{DEFAULT_DRAIN, Gateway, GatewayBuilder, ServerStart};
 pub use crate::http::{HttpOptions, MCP_PATH};
 pub use crate::reload::Changes;
 pub use crate::server::BoardServer;

@@ -45,6 +45,7 @@ pub async fn run(args: AddArgs) -> Result<i32> {
         }
     };
     let mut edit = ConfigEdit::open(args.config.config.as_deref())?;
+    refuse_taken(&edit, &args.name)?;
     edit.insert(&args.name, entry.clone())?;
     let path = edit.path().to_path_buf();
     edit.save()?;
@@ -55,6 +56,18 @@ pub async fn run(args: AddArgs) -> Result<i32> {
         describe(&entry)
     );
     Ok(0)
+}
+
+/// `add` never replaces a server: `ConfigEdit::insert` would (connect and import rely on that).
+fn refuse_taken(edit: &ConfigEdit, name: &str) -> Result<()> {
+    if edit.entries().iter().any(|(taken, _)| taken == name) {
+        bail!(
+            "{}: a server named `{name}` already exists; remove it first (`pegboard remove {name}`) \
+             or pick another name",
+            edit.path().display()
+        );
+    }
+    Ok(())
 }
 
 async fn add_from_registry(args: &AddArgs, env: &BTreeMap<String, String>) -> Result<i32> {
@@ -91,6 +104,7 @@ async fn add_from_registry(args: &AddArgs, env: &BTreeMap<String, String>) -> Re
     }
     // The file is locked only now: no lock is held across the network or a prompt.
     let mut edit = ConfigEdit::open(args.config.config.as_deref())?;
+    refuse_taken(&edit, &name)?;
     edit.insert(&name, converted.entry.clone())?;
     let path = edit.path().to_path_buf();
     let stored = store_secrets(&converted, Some(&path))?;

@@ -59,8 +59,8 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
                 };
                 if code == 0 {
                     crate::output::println(&format!(
-                        "\nThat is the board: every server's tools under one namespaced list. Next: \
-                         `pegboard serve {shown}` to give it to an MCP client."
+                        "\nThat is the board: every server's tools under one namespaced list. Next: {}",
+                        next_step(&shown)
                     ))?;
                 }
             }
@@ -69,6 +69,18 @@ pub async fn run(args: DemoArgs, progress: Progress) -> Result<i32> {
     }
     gateway.shutdown().await;
     listed.map(|()| code)
+}
+
+/// What to do after the demo: serve the demo config from a checkout; elsewhere (installed from a
+/// package, no `examples/` at hand) put the user's own servers on the board and connect a client.
+fn next_step(shown: &str) -> String {
+    if shown != "--config examples/demo.json" || Path::new("examples/demo.json").is_file() {
+        format!("`pegboard serve {shown}` to give it to an MCP client.")
+    } else {
+        "`pegboard import --all` to bring in the servers your MCP clients have, then \
+         `pegboard connect CLIENT` (see `pegboard clients`) to give them the board."
+            .to_string()
+    }
 }
 
 /// The demo config with this binary as the command of each bundled server.

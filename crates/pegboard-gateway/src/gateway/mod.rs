@@ -8,7 +8,7 @@ mod builder;
 mod observe;
 mod run;
 
-pub use builder::GatewayBuilder;
+pub use builder::{DEFAULT_DRAIN, GatewayBuilder};
 
 use std::net::SocketAddr;
 use std::path::Path;
