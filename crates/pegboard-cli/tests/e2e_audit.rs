@@ -97,15 +97,6 @@ async fn answer(response: reqwest::Response) -> Result<Value> {
         .with_context(|| format!("no answer in {text}"))
 }
 
-/// The audit lines (JSON objects with a `method`) among the gateway's stderr `lines`.
-fn audit_lines(lines: &[String]) -> Vec<Value> {
-    lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("method").is_some() && v.get("outcome").is_some())
-        .collect()
-}
-
 #[tokio::test]
 async fn a_thousand_concurrent_calls_from_three_clients_give_a_thousand_audit_lines() -> Result<()>
 {
@@ -175,7 +166,7 @@ async fn a_thousand_concurrent_calls_from_three_clients_give_a_thousand_audit_li
         .await?;
     common::wait_for_line(&mut stderr, "\"name\":\"units-list_units\"").await?;
 
-    let lines = audit_lines(&stderr.borrow());
+    let lines = common::audit_lines(&stderr.borrow());
     let convert: Vec<&Value> = lines
         .iter()
         .filter(|l| l["name"] == "units-convert")
@@ -250,7 +241,7 @@ async fn prompts_get_and_resources_read_get_audit_lines_as_calls_do() -> Result<
     assert!(hidden.get("error").is_some(), "{hidden}");
     common::wait_for_lines(&mut stderr, "\"outcome\":\"denied\"", 2).await?;
 
-    let lines = audit_lines(&stderr.borrow());
+    let lines = common::audit_lines(&stderr.borrow());
     let got: Vec<(&str, &str, &str, &str)> = lines
         .iter()
         .map(|l| {

@@ -13,20 +13,26 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::{Value, json};
 
+/// `pegboard serve --code-mode` on the demo servers in `dir`, its audit log on stderr: the
+/// transport and the stderr lines as they come.
+fn code_mode_gateway(
+    dir: &std::path::Path,
+) -> Result<(TokioChildProcess, tokio::sync::watch::Receiver<Vec<String>>)> {
+    let config = common::write_demo_config(dir);
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.args(["serve", "--code-mode", "--audit-log", "-", "--config"])
+            .arg(&config);
+    });
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()?;
+    Ok((transport, common::collect_lines(stderr.context("stderr")?)))
+}
+
 #[tokio::test]
 async fn each_inner_call_has_its_audit_line_and_the_run_one_more() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let config = common::write_demo_config(dir.path());
-    let audit = dir.path().join("audit.jsonl");
-    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
-        c.args(["serve", "--code-mode", "--audit-log"])
-            .arg(&audit)
-            .arg("--config")
-            .arg(&config);
-    });
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()?;
+    let (transport, mut stderr) = code_mode_gateway(dir.path())?;
     let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
         .await
         .context("handshake")??;
@@ -49,22 +55,9 @@ async fn each_inner_call_has_its_audit_line_and_the_run_one_more() -> Result<()>
         Some(json!(["1 km = 0.621371 mi", "units-convert"]))
     );
     client.cancel().await?;
-    // The lines are written off the call path: wait until the three are there.
-    let lines = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let text = std::fs::read_to_string(&audit).unwrap_or_default();
-            let lines: Vec<Value> = text
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect();
-            if lines.len() >= 3 {
-                return lines;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .context("three audit lines")?;
+    // The lines are written off the call path, the run's after its calls'.
+    common::wait_for_line(&mut stderr, "\"name\":\"run_code\"").await?;
+    let lines = common::audit_lines(&stderr.borrow());
     let summary: Vec<(String, String, Value)> = lines
         .iter()
         .map(|l| {
@@ -103,17 +96,7 @@ impl rmcp::ClientHandler for Progress {
 #[tokio::test]
 async fn cancelling_run_code_stops_its_script() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let config = common::write_demo_config(dir.path());
-    let audit = dir.path().join("audit.jsonl");
-    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
-        c.args(["serve", "--code-mode", "--audit-log"])
-            .arg(&audit)
-            .arg("--config")
-            .arg(&config);
-    });
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()?;
+    let (transport, mut stderr) = code_mode_gateway(dir.path())?;
     let (tx, mut progress) = tokio::sync::mpsc::unbounded_channel();
     let client = tokio::time::timeout(Duration::from_secs(30), Progress(tx).serve(transport))
         .await
@@ -149,21 +132,11 @@ async fn cancelling_run_code_stops_its_script() -> Result<()> {
         Some(json!(42))
     );
     client.cancel().await?;
-    let outcome = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let text = std::fs::read_to_string(&audit).unwrap_or_default();
-            let first_run = text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .find(|l| l["name"] == "run_code");
-            if let Some(line) = first_run {
-                return line["outcome"].clone();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .context("the run's audit line")?;
-    assert_eq!(outcome, json!("cancelled"));
+    common::wait_for_line(&mut stderr, "\"name\":\"run_code\"").await?;
+    let outcome = common::audit_lines(&stderr.borrow())
+        .iter()
+        .find(|l| l["name"] == "run_code")
+        .map(|l| l["outcome"].clone());
+    assert_eq!(outcome, Some(json!("cancelled")));
     Ok(())
 }

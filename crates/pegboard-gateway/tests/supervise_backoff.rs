@@ -43,11 +43,14 @@ fn main() {
         serve_as_child();
         return;
     }
-    // A hang fails the test instead of blocking CI.
-    std::thread::spawn(|| {
-        std::thread::sleep(WALL_LIMIT);
-        eprintln!("supervise_backoff: no end within {WALL_LIMIT:?} of wall time");
-        std::process::exit(2);
+    // A hang fails the test instead of blocking CI: the watchdog waits for the schedule's end
+    // (the sender dropped with `main`'s frame) and gives up after WALL_LIMIT.
+    let (_finished, watched) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watched.recv_timeout(WALL_LIMIT) {
+            eprintln!("supervise_backoff: no end within {WALL_LIMIT:?} of wall time");
+            std::process::exit(2);
+        }
     });
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());

@@ -328,6 +328,16 @@ pub fn comes_before(lines: &[String], first: &[&str], then: &[&str]) -> bool {
     matches!((at(first), at(then)), (Some(a), Some(b)) if a < b)
 }
 
+/// The audit lines (JSON objects with a `method` and an `outcome`) among a gateway's stderr
+/// `lines` (`--audit-log -`).
+pub fn audit_lines(lines: &[String]) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v.get("method").is_some() && v.get("outcome").is_some())
+        .collect()
+}
+
 /// How many of `lines` contain `needle`.
 pub fn count_lines(lines: &[String], needle: &str) -> usize {
     lines.iter().filter(|l| l.contains(needle)).count()
