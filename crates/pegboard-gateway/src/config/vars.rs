@@ -31,26 +31,22 @@ pub fn expand(
                 Some((v, f)) => (v, Some(f)),
                 None => (inner, None),
             };
-            if let Some(secret) = var.strip_prefix(SECRET_PREFIX) {
-                if !crate::credentials::is_secret_name(secret) {
+            // `${secret:NAME}` or `${VAR}`: looked up and defaulted alike.
+            let secret = var.strip_prefix(SECRET_PREFIX);
+            match secret {
+                Some(name) if !crate::credentials::is_secret_name(name) => {
                     return Err(VariableProblem::NotAName(inner.to_string()));
                 }
-                match (
-                    lookup(var).filter(|v| fallback.is_none() || !v.is_empty()),
-                    fallback,
-                ) {
-                    (Some(v), _) => out.push_str(&v),
-                    (None, Some(f)) => out.push_str(f),
-                    (None, None) => return Err(VariableProblem::Secret(secret.to_string())),
+                Some(_) => {}
+                None if var.is_empty()
+                    || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+                {
+                    if var.contains(':') {
+                        return Err(VariableProblem::Editor(inner.to_string()));
+                    }
+                    return Err(VariableProblem::NotAName(inner.to_string()));
                 }
-                rest = &body[end + 1..];
-                continue;
-            }
-            if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                if var.contains(':') {
-                    return Err(VariableProblem::Editor(inner.to_string()));
-                }
-                return Err(VariableProblem::NotAName(inner.to_string()));
+                None => {}
             }
             match (
                 lookup(var).filter(|v| fallback.is_none() || !v.is_empty()),
@@ -58,7 +54,12 @@ pub fn expand(
             ) {
                 (Some(v), _) => out.push_str(&v),
                 (None, Some(f)) => out.push_str(f),
-                (None, None) => return Err(VariableProblem::Unset(var.to_string())),
+                (None, None) => {
+                    return Err(match secret {
+                        Some(name) => VariableProblem::Secret(name.to_string()),
+                        None => VariableProblem::Unset(var.to_string()),
+                    });
+                }
             }
             rest = &body[end + 1..];
         } else {

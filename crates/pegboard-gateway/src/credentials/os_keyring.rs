@@ -3,8 +3,14 @@
 //! One keyring item per server and client, service `pegboard`, account [`super::StoreKey::account`],
 //! holding the record as JSON. Every call blocks (D-Bus round trips): call from a blocking thread.
 
+use std::sync::mpsc;
+use std::time::Duration;
+
 use super::error::StoreError;
 use super::record::CredentialRecord;
+
+/// How long the OS keyring gets to answer the first question of a process.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The keyring items' service name.
 pub const SERVICE: &str = "pegboard";
@@ -16,7 +22,7 @@ const PROBE_ACCOUNT: &str = "pegboard probe";
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KeyringStore;
 
-fn entry(account: &str) -> Result<keyring::Entry, StoreError> {
+pub(super) fn entry(account: &str) -> Result<keyring::Entry, StoreError> {
     keyring::Entry::new(SERVICE, account).map_err(|e| StoreError::NoKeyring(e.to_string()))
 }
 
@@ -36,6 +42,22 @@ impl KeyringStore {
         match entry(PROBE_ACCOUNT)?.get_password() {
             Ok(_) | Err(keyring::Error::NoEntry) => Ok(()),
             Err(e) => Err(StoreError::NoKeyring(e.to_string())),
+        }
+    }
+
+    /// Whether a keyring answers within 5 s: a session bus whose Secret Service never answers
+    /// must not hang a command or hold up every server; after that it counts as absent. Blocking.
+    ///
+    /// # Errors
+    /// Why the keyring is absent, for a message.
+    pub fn answers() -> Result<(), String> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Self::probe().map_err(|e| e.to_string()));
+        });
+        match rx.recv_timeout(PROBE_TIMEOUT) {
+            Ok(answer) => answer,
+            Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
         }
     }
 

@@ -10,20 +10,16 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::error::StoreError;
 use super::file::write_atomically;
 use super::lock::LockGuard;
-use super::os_keyring::SERVICE;
+use super::os_keyring::{self, KeyringStore};
 use super::paths;
 use crate::config::CredentialsBackend;
 
-/// How long the OS keyring gets to answer before the file is used.
-const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// The file backend's file.
 const FILE_NAME: &str = "secrets.json";
 /// The keyring backend's list of names.
@@ -71,10 +67,10 @@ impl Secrets {
         let backend = match choice {
             CredentialsBackend::File => Backend::File,
             CredentialsBackend::Keyring => {
-                keyring_answers().map_err(StoreError::NoKeyring)?;
+                KeyringStore::answers().map_err(StoreError::NoKeyring)?;
                 Backend::Keyring
             }
-            CredentialsBackend::Auto => match keyring_answers() {
+            CredentialsBackend::Auto => match KeyringStore::answers() {
                 Ok(()) => Backend::Keyring,
                 Err(why) => {
                     tracing::debug!("no OS keyring ({why}); secrets go to a file");
@@ -177,8 +173,7 @@ impl Secrets {
 }
 
 fn entry(name: &str) -> Result<keyring::Entry, StoreError> {
-    keyring::Entry::new(SERVICE, &format!("secret {name}"))
-        .map_err(|e| StoreError::NoKeyring(e.to_string()))
+    os_keyring::entry(&format!("secret {name}"))
 }
 
 fn read(path: &Path) -> Result<Contents, StoreError> {
@@ -191,22 +186,6 @@ fn read(path: &Path) -> Result<Contents, StoreError> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })
-}
-
-/// Whether the keyring answers within [`KEYRING_PROBE_TIMEOUT`] (a Secret Service that never
-/// answers must not hang a command).
-fn keyring_answers() -> Result<(), String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(super::os_keyring::KeyringStore::probe().map_err(|e| e.to_string()));
-    });
-    match rx.recv_timeout(KEYRING_PROBE_TIMEOUT) {
-        Ok(answer) => answer,
-        Err(_) => Err(format!(
-            "no answer within {} s",
-            KEYRING_PROBE_TIMEOUT.as_secs()
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -15,9 +15,6 @@ use super::paths;
 use super::record::{CredentialRecord, now_epoch};
 use crate::config::CredentialsBackend;
 
-/// How long the OS keyring gets to answer the first question of a process.
-const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// How often a server waiting for a login looks at its entry's lock file (one `stat`).
 const WATCH_EVERY: Duration = Duration::from_millis(500);
 
@@ -42,18 +39,9 @@ static KEYRING_ANSWERS: OnceCell<Result<(), String>> = OnceCell::const_new();
 async fn keyring_answers() -> Result<(), String> {
     KEYRING_ANSWERS
         .get_or_init(|| async {
-            // A session bus whose Secret Service never answers must not hold up every server:
-            // after this long the keyring counts as absent.
-            let probe = tokio::task::spawn_blocking(KeyringStore::probe);
-            match tokio::time::timeout(KEYRING_PROBE_TIMEOUT, probe).await {
-                Ok(Ok(Ok(()))) => Ok(()),
-                Ok(Ok(Err(e))) => Err(e.to_string()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!(
-                    "no answer within {} s",
-                    KEYRING_PROBE_TIMEOUT.as_secs()
-                )),
-            }
+            tokio::task::spawn_blocking(KeyringStore::answers)
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()))
         })
         .await
         .clone()
