@@ -338,6 +338,31 @@ pub fn audit_lines(lines: &[String]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Whether, in the test server's stderr `lines`, its 60 s sleep started before the first sleep
+/// (`first_ms`) finished: the window the id-reuse tests need was really open. (The fields end
+/// with a space: `ms=1 ` of a plain call is not `ms=1500 `.)
+pub fn second_sleep_overlapped(lines: &[String], first_ms: u64) -> bool {
+    let first_done = format!("ms={first_ms} ");
+    comes_before(
+        lines,
+        &["sleep started", "ms=60000 "],
+        &["sleep finished", &first_done],
+    )
+}
+
+/// When the window was closed: the next first sleep, four times as long, or an error once that
+/// passes 24 s.
+pub fn longer_first_sleep(first_ms: u64, lines: &[String]) -> anyhow::Result<u64> {
+    eprintln!("the first call ended before the second started; again with a longer one");
+    let longer = first_ms * 4;
+    anyhow::ensure!(
+        longer <= 24_000,
+        "the second call never reached the server while the first ran:\n{}",
+        lines.join("\n")
+    );
+    Ok(longer)
+}
+
 /// How many of `lines` contain `needle`.
 pub fn count_lines(lines: &[String], needle: &str) -> usize {
     lines.iter().filter(|l| l.contains(needle)).count()
