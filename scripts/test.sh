@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-test-deps.sh
+# The Kubernetes manifests (deploy/k8s), offline: rendered, schema-checked, drain against grace period.
+scripts/check-k8s.sh
 cargo test --workspace --all-features --no-fail-fast "$@"
