@@ -8,6 +8,7 @@
 #     --drain and the gateway's 5 s for open connections;
 #   - each Service and PodDisruptionBudget selects pods rendered beside it;
 #   - nothing renders a Secret (no secret is committed: the user creates it);
+#   - the overlay docs/deploy/kubernetes.md shows renders and passes the same checks;
 #   - controls: a copy with an unknown field, one with an unknown kind and one whose drain outlasts
 #     the grace period must each be refused, so a check that stopped biting would show.
 # The tools are in target/test-deps/venv-k8s (scripts/setup-test-deps.sh installs them).
@@ -159,32 +160,57 @@ for directory in kustomizations:
     passed, failed = (passed + 1, failed) if not errors else (passed, failed + 1)
 
 
-def control(label, path, old, new):
-    """A copy of the manifests with `old` replaced by `new` in `path` must be refused."""
+def control(label, path, old, new, reason):
+    """A copy of the manifests with the first match of the pattern `old` replaced by `new` in `path`
+    must be refused, for `reason` (a piece of the error), not for some other fault."""
     global passed, failed
     with tempfile.TemporaryDirectory() as tmp:
         copy = pathlib.Path(tmp) / "k8s"
         shutil.copytree(root, copy)
         target = copy / path
         text = target.read_text()
-        if old not in text:
+        if not re.search(old, text, re.M):
             print("check-k8s: FAIL control %s: %s no longer holds %r" % (label, path, old), file=sys.stderr)
             failed += 1
             return
-        target.write_text(text.replace(old, new, 1))
+        target.write_text(re.sub(old, new, text, count=1, flags=re.M))
         errors, _ = check(copy)
-    if errors:
+    if any(reason in e for e in errors):
         passed += 1
     else:
-        print("check-k8s: FAIL control %s: the broken copy was accepted" % label, file=sys.stderr)
+        print("check-k8s: FAIL control %s: the broken copy was not refused for %r (errors: %s)"
+              % (label, reason, errors or "none"), file=sys.stderr)
         failed += 1
 
 
-control("unknown field", "gateway/deployment.yaml", "automountServiceAccountToken:", "automountServiceAccountTokens:")
-control("unknown kind", "gateway/pdb.yaml", "kind: PodDisruptionBudget", "kind: PodDisruptionBudgets")
-control("drain outlasts the grace period", "gateway/deployment.yaml", "- --drain=30", "- --drain=60")
+def docs_overlay(doc):
+    """The overlay docs/deploy/kubernetes.md shows (its yaml blocks headed `# deploy/k8s-prod/FILE`),
+    beside a copy of the manifests: it must render and pass like them."""
+    global passed, failed, objects
+    files = {m.group(1): m.group(0) for m in
+             re.finditer(r"^# deploy/k8s-prod/(\S+)[^\n]*\n.*?(?=^```)", doc.read_text(), re.M | re.S)}
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(root, pathlib.Path(tmp) / "k8s")
+        overlay = pathlib.Path(tmp) / "k8s-prod"
+        overlay.mkdir()
+        for file, text in files.items():
+            (overlay / file).write_text(text)
+        errors, count = check(overlay) if "kustomization.yaml" in files else (["no kustomization.yaml block"], 0)
+    objects += count
+    for e in errors:
+        print("check-k8s: FAIL %s's overlay: %s" % (doc, e), file=sys.stderr)
+    passed, failed = (passed + 1, failed) if not errors else (passed, failed + 1)
 
-print("k8s manifests: %d kustomizations, %d objects, Kubernetes %s schemas (strict), 3 controls: %d passed, %d failed"
+
+docs_overlay(pathlib.Path("docs/deploy/kubernetes.md"))
+control("unknown field", "gateway/deployment.yaml", r"automountServiceAccountToken:", "automountServiceAccountTokens:",
+        "'automountServiceAccountTokens' was unexpected")
+control("unknown kind", "gateway/pdb.yaml", r"^kind: PodDisruptionBudget$", "kind: PodDisruptionBudgets",
+        "Couldn't find schema for kind PodDisruptionBudgets")
+control("drain outlasts the grace period", "gateway/deployment.yaml", r"- --drain=\d+$", "- --drain=3600",
+        "--drain 3600 s + 5 s for open connections")
+
+print("k8s manifests: %d kustomizations and the docs' overlay, %d objects, Kubernetes %s schemas (strict), 3 controls: %d passed, %d failed"
       % (len(kustomizations), objects, " and ".join(v.rsplit(".", 1)[0] for v in VERSIONS), passed, failed))
 sys.exit(1 if failed else 0)
 PY
