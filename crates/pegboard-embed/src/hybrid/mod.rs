@@ -52,7 +52,8 @@ use crate::{StaticModel, dot};
 mod tests;
 mod text;
 
-use text::{cut, embed_tool, name_key, name_words, text_hash, tool_text};
+pub use text::tool_text;
+use text::{cut, embed_tool, name_key, name_words, text_hash};
 
 /// How the lexical and the embedding rankings are combined.
 #[derive(Clone, Debug, PartialEq)]

@@ -15,8 +15,11 @@ const MAX_TEXT_BYTES: usize = 8192;
 /// How deep parameter schemas are read for names and descriptions.
 const MAX_SCHEMA_DEPTH: usize = 4;
 
-/// The text embedded for a tool.
-pub(super) fn tool_text(doc: &ToolDoc, server: Option<&str>, expansion: &Expansion) -> String {
+/// The text a tool is embedded as: its name split into words, title, description, then, per
+/// `expansion`, its namespace, its server's description (`server`), its parameters' names and
+/// descriptions. Public so that a tool's text can be inspected or fed to another model (the
+/// `hybrid_dump` example does, to compare with the teacher transformer).
+pub fn tool_text(doc: &ToolDoc, server: Option<&str>, expansion: &Expansion) -> String {
     let mut text = name_words(&doc.original);
     let mut add = |part: &str| {
         if !part.trim().is_empty() && text.len() < MAX_TEXT_BYTES {
