@@ -233,6 +233,7 @@ impl Watch {
                 info.session_id = session_id;
                 info.request_id = id;
                 info.parent = records.incoming.as_deref();
+                info.via = via;
                 if let Some((route, started)) = route {
                     (info.tool, info.server) = (Some(name), Some(route.server_name()));
                     info.original = Some(route.target.original.as_str());

@@ -19,6 +19,7 @@ mod host;
 mod meta;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 use std::time::{Instant, SystemTime};
 
@@ -182,7 +183,8 @@ impl CodeMode {
         code: &str,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let host = host::GatewayHost::new(server, context);
+        let watch = watch::RunWatch::begin(server, context, &self.run_name);
+        let host = host::GatewayHost::new(server, context, watch.parent());
         let (at, started) = (SystemTime::now(), Instant::now());
         let run = pegboard_codemode::run(code, &host, &self.settings.limits);
         let outcome = tokio::select! {
@@ -190,6 +192,7 @@ impl CodeMode {
             () = context.ct.cancelled() => None,
             () = server.session_ended().cancelled() => None,
         };
+        watch.end(outcome.as_ref());
         let result = answer::result(outcome.as_ref());
         answer::audit(
             server,
