@@ -1,6 +1,9 @@
 //! Code mode over stdio with rmcp's client and the real binary: each call a script makes writes
 //! its own audit line marked `"via": "code"`, and the `run_code` request one more; cancelling a
-//! `run_code` whose script spins ends it (its line says `cancelled`) and the session answers on.
+//! `run_code` whose script spins ends it (its line says `cancelled`) and the session answers on;
+//! cancelling one whose script awaits a call cancels that call at its server (the test server
+//! hears it; the call's audit line says `cancelled`, from code); code mode's `search_tools`
+//! answers as search mode's, query for query.
 
 mod common;
 
@@ -138,5 +141,112 @@ async fn cancelling_run_code_stops_its_script() -> Result<()> {
         .find(|l| l["name"] == "run_code")
         .map(|l| l["outcome"].clone());
     assert_eq!(outcome, Some(json!("cancelled")));
+    Ok(())
+}
+
+/// `search_tools` of each query on a gateway of the demo servers started with `flags`.
+async fn searches(dir: &std::path::Path, flags: &[&str], queries: &[&str]) -> Result<Vec<Value>> {
+    let config = common::observe::write_config(
+        dir,
+        json!({
+            "notes": common::demo_server("notes", &[]),
+            "units": common::demo_server("units", &[]),
+            "docs": common::demo_server("docs", &[]),
+        }),
+    )?;
+    let mut gateway = common::observe::Served::start(common::observe::Setup {
+        front: common::observe::Front::Stdio,
+        way: common::observe::Way::Express,
+        config: &config,
+        flags,
+        env: &[],
+    })
+    .await?;
+    let mut answers = Vec::new();
+    for query in queries {
+        let exchange = gateway
+            .call("search_tools", json!({"query": query, "limit": 3}), None)
+            .await?;
+        answers.push(exchange.answer.context("an answer")?["result"].clone());
+    }
+    Ok(answers)
+}
+
+#[tokio::test]
+async fn search_tools_answers_as_in_search_mode() -> Result<()> {
+    let queries = [
+        "convert units",
+        "read a note",
+        "search the documentation",
+        "temperature",
+    ];
+    let (a, b) = (tempfile::tempdir()?, tempfile::tempdir()?);
+    let code = searches(a.path(), &["--code-mode"], &queries).await?;
+    let search = searches(b.path(), &["--tool-search", "on"], &queries).await?;
+    assert_eq!(code, search);
+    // Real answers, not two equal nothings.
+    for answer in &code {
+        let found = answer["structuredContent"]["tools"].as_array();
+        assert!(found.is_some_and(|t| !t.is_empty()), "{answer}");
+    }
+    assert_eq!(
+        code[0]["structuredContent"]["tools"][0]["name"],
+        "units-convert"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn cancelling_run_code_cancels_its_call_in_flight_at_the_server() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config =
+        common::observe::write_config(dir.path(), json!({"t": common::demo_server("test", &[])}))?;
+    // The test server's own log (through the gateway's stderr) says when its sleep starts and
+    // when its client cancels it.
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.args(["serve", "--code-mode", "--audit-log", "-", "--config"])
+            .arg(&config)
+            .env(
+                "RUST_LOG",
+                "warn,pegboard::server_stderr=debug,demo_servers=info",
+            );
+    });
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stderr = common::collect_lines(stderr.context("stderr")?);
+    let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
+        .await
+        .context("handshake")??;
+    let Value::Object(arguments) =
+        json!({ "code": "await tools.t.sleep({ms: 60000});\nreturn 'slept'" })
+    else {
+        unreachable!()
+    };
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new("run_code").with_arguments(arguments),
+    ));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await?;
+    common::wait_for_line(&mut stderr, "sleep started").await?;
+    handle.cancel(Some("enough".into())).await?;
+    common::wait_for_line(&mut stderr, "sleep cancelled by the client").await?;
+    common::wait_for_line(&mut stderr, "\"name\":\"run_code\"").await?;
+    client.cancel().await?;
+    let lines = common::audit_lines(&stderr.borrow());
+    let summary: Vec<(Value, Value, Value)> = lines
+        .iter()
+        .map(|l| (l["name"].clone(), l["outcome"].clone(), l["via"].clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (json!("t-sleep"), json!("cancelled"), json!("code")),
+            (json!("run_code"), json!("cancelled"), Value::Null),
+        ],
+        "{lines:?}"
+    );
     Ok(())
 }

@@ -45,7 +45,9 @@ pub enum GatewayError {
     /// Code mode was asked for (`--code-mode`, the config's `codeMode`) in a build without it
     /// (the `code-mode` cargo feature).
     #[error(
-        "{asked_by} turns code mode on, but this pegboard was built without it. The pip and npm          packages (pegboard-mcp) include it; from source, build with the `code-mode` feature:          `cargo install --locked --path crates/pegboard-cli --features code-mode`"
+        "{asked_by} turns code mode on, but this pegboard was built without it. The pip and npm \
+         packages (pegboard-mcp) include it; from source, build with the `code-mode` feature: \
+         `cargo install --locked --path crates/pegboard-cli --features code-mode`"
     )]
     NoCodeMode {
         /// What asked for it: `--code-mode`, or the config file's `codeMode`.

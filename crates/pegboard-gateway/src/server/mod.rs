@@ -211,11 +211,20 @@ impl BoardServer {
     }
 
     /// Serve in code mode per `settings` (`search_tools`, `describe_tools` and `run_code`; see
-    /// docs/code-mode.md); `None` leaves it off. Needs the `code-mode` feature.
+    /// docs/code-mode.md); `None` leaves it off. Needs the `code-mode` feature. Its
+    /// `search_tools` ranks as search mode's (set by [`BoardServer::with_tool_search`] before
+    /// this; lexical, or hybrid with the `embed` feature, by default).
     #[cfg(feature = "code-mode")]
     #[must_use]
     pub fn with_code_mode(mut self, settings: Option<crate::config::CodeModeSettings>) -> Self {
-        self.code = settings.map(|s| crate::code_mode::CodeMode::new(self.board.clone(), s));
+        // `search_tools` ranks as search mode's, with its settings when it is configured.
+        let ranker = || {
+            self.search.clone().unwrap_or_else(|| {
+                crate::search_mode::SearchMode::new(self.board.clone(), Default::default())
+            })
+        };
+        self.code =
+            settings.map(|s| crate::code_mode::CodeMode::new(self.board.clone(), s, ranker()));
         self
     }
 
