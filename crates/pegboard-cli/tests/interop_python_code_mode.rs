@@ -2,7 +2,7 @@
 //! streamable HTTP, on both call paths (`--no-express` and the default; code mode itself keeps
 //! every call on rmcp's path, as search mode does): scripts that chain, loop, branch and run calls
 //! in parallel answer what the same calls made one by one answer; a named client's hidden tool
-//! stays hidden from code; a session whose script spins until its time limit leaves another
+//! stays hidden from code (over stdio with `--client`, over HTTP by its token); a session whose script spins until its time limit leaves another
 //! session answering, and so do scripts that hit every other limit meanwhile, each answered
 //! with its error. The client is `tests/python/code_mode.py`.
 
@@ -263,6 +263,30 @@ async fn python_stdio_a_hidden_tool_stays_hidden_from_code() -> Result<()> {
         "hidden",
     ])
     .await?;
+    check_hidden(&out);
+    Ok(())
+}
+
+#[tokio::test]
+async fn python_http_a_named_clients_hidden_tool_stays_hidden_from_code() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = config(dir.path(), json!({"keepTools": true}), true)?;
+    let (mut child, url) = common::serve_http(&config, &[], &[]).await?;
+    let out = client(&[
+        "--http",
+        &url,
+        "--token",
+        "reader-token-0123456789abcdef",
+        "hidden",
+    ])
+    .await;
+    common::terminate(&mut child).await?;
+    check_hidden(&out?);
+    Ok(())
+}
+
+/// What the client `reader` (it may see only `units-list_units`) got in the `hidden` scenario.
+fn check_hidden(out: &Value) {
     let tools: Vec<&str> = out["tools"]
         .as_array()
         .unwrap()
@@ -304,7 +328,6 @@ async fn python_stdio_a_hidden_tool_stays_hidden_from_code() -> Result<()> {
             .contains("`units-convert` is not a tool on this board"),
         "{out}"
     );
-    Ok(())
 }
 
 #[tokio::test]

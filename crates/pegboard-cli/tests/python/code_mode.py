@@ -2,7 +2,7 @@
 
 Usage:
     code_mode.py --stdio PEGBOARD CONFIG [--serve-arg ARG ...] SCENARIO
-    code_mode.py --http URL SCENARIO
+    code_mode.py --http URL [--token TOKEN] SCENARIO
 
 SCENARIO:
     parity   each script (chain, loop, branch, parallel, failing call) run with `run_code` and the
@@ -33,6 +33,7 @@ def parse_args() -> argparse.Namespace:
     target.add_argument("--stdio", nargs=2, metavar=("PEGBOARD", "CONFIG"))
     target.add_argument("--http", metavar="URL")
     parser.add_argument("--serve-arg", action="append", default=[], help="an extra `pegboard serve` argument (stdio)")
+    parser.add_argument("--token", help="the bearer token of the client to be (HTTP)")
     parser.add_argument("scenario", choices=["parity", "hidden", "busy", "limits"])
     return parser.parse_args()
 
@@ -296,6 +297,19 @@ async def limits(args) -> dict:
     }
 
 
+async def as_named_client(args) -> dict:
+    """`hidden` over HTTP as the client whose bearer token is `--token` (the SDK's HTTP transport
+    on an httpx2 client that sends it)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {args.token}"}) as http:
+        transport = streamable_http_client(args.http, http_client=http)
+        async with Client(transport, mode="legacy", read_timeout_seconds=60) as client:
+            return await hidden(client)
+
+
 async def run(args: argparse.Namespace) -> dict:
     from mcp import Client
 
@@ -303,6 +317,8 @@ async def run(args: argparse.Namespace) -> dict:
         return await busy(args)
     if args.scenario == "limits":
         return await limits(args)
+    if args.http and args.token:
+        return await as_named_client(args)
     async with Client(server_of(args), mode="legacy", read_timeout_seconds=60) as client:
         if args.scenario == "parity":
             out = await parity(client)
