@@ -2,8 +2,9 @@
 //! its own audit line marked `"via": "code"`, and the `run_code` request one more; cancelling a
 //! `run_code` whose script spins ends it (its line says `cancelled`) and the session answers on;
 //! cancelling one whose script awaits a call cancels that call at its server (the test server
-//! hears it; the call's audit line says `cancelled`, from code); code mode's `search_tools`
-//! answers as search mode's, query for query.
+//! hears it; the call's audit line says `cancelled`, from code); a script's calls count against
+//! its client's `callsPerMinute` and are refused past it as plain calls are; code mode's
+//! `search_tools` answers as search mode's, query for query.
 
 mod common;
 
@@ -248,5 +249,97 @@ async fn cancelling_run_code_cancels_its_call_in_flight_at_the_server() -> Resul
         ],
         "{lines:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_scripts_calls_count_against_its_clients_limits() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(
+        &config,
+        json!({
+            "mcpServers": {"units": common::demo_server("units", &[])},
+            "clients": {"limited": {"token": "limited-token-0123456789", "callsPerMinute": 3}},
+        })
+        .to_string(),
+    )?;
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.args([
+            "serve",
+            "--code-mode",
+            "--client",
+            "limited",
+            "--audit-log",
+            "-",
+            "--config",
+        ])
+        .arg(&config);
+    });
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stderr = common::collect_lines(stderr.context("stderr")?);
+    let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
+        .await
+        .context("handshake")??;
+    let code = r#"const out = [];
+                  for (let v = 1; v <= 5; v++) {
+                    try { await tools.units.convert({value: v, from: "km", to: "mi"}); out.push("ok") }
+                    catch (e) { out.push(e.message) }
+                  }
+                  return out"#;
+    let Value::Object(arguments) = json!({ "code": code }) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("run_code").with_arguments(arguments))
+        .await?;
+    let out = result
+        .structured_content
+        .as_ref()
+        .map(|s| s["result"].clone())
+        .context("a result")?;
+    let out: Vec<&str> = out
+        .as_array()
+        .context("a list")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(out[..3], ["ok", "ok", "ok"], "{out:?}");
+    for refused in &out[3..] {
+        assert!(
+            refused.contains("limited") && refused.contains("callsPerMinute"),
+            "{out:?}"
+        );
+    }
+    // The same refusal a plain call gets now.
+    let Value::Object(arguments) = json!({"value": 6, "from": "km", "to": "mi"}) else {
+        unreachable!()
+    };
+    let plain = client
+        .call_tool(CallToolRequestParams::new("units-convert").with_arguments(arguments))
+        .await;
+    let plain = match plain {
+        Ok(result) => format!("{:?}", result.content),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        plain.contains(out[3]),
+        "plain: {plain} / script: {}",
+        out[3]
+    );
+    client.cancel().await?;
+    common::wait_for_line(&mut stderr, "\"name\":\"run_code\"").await?;
+    let outcomes: Vec<(Value, Value)> = common::audit_lines(&stderr.borrow())
+        .iter()
+        .filter(|l| l["name"] == "units-convert" && l["via"] == "code")
+        .map(|l| (l["outcome"].clone(), l["client"].clone()))
+        .collect();
+    let want: Vec<(Value, Value)> = ["ok", "ok", "ok", "denied", "denied"]
+        .iter()
+        .map(|o| (json!(o), json!("limited")))
+        .collect();
+    assert_eq!(outcomes, want);
     Ok(())
 }
