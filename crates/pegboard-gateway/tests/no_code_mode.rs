@@ -16,6 +16,13 @@ fn config(code_mode: &str) -> pegboard_gateway::config::Config {
     parse(&text, Path::new("pegboard.json"), &|_| None).expect("a good config")
 }
 
+fn refused(builder: pegboard_gateway::GatewayBuilder) -> GatewayError {
+    match builder.build() {
+        Ok(_) => panic!("built with code mode asked for"),
+        Err(error) => error,
+    }
+}
+
 fn says_how_to_get_it(error: &GatewayError, asked_by: &str) {
     let text = error.to_string();
     for part in [
@@ -30,11 +37,7 @@ fn says_how_to_get_it(error: &GatewayError, asked_by: &str) {
 
 #[test]
 fn the_flag_is_refused_with_how_to_get_code_mode() {
-    let error = Gateway::builder(config(""))
-        .code_mode(CodeModeSettings::default())
-        .build()
-        .err()
-        .expect("refused");
+    let error = refused(Gateway::builder(config("")).code_mode(CodeModeSettings::default()));
     assert!(
         matches!(error, GatewayError::NoCodeMode { .. }),
         "{error:?}"
@@ -45,7 +48,7 @@ fn the_flag_is_refused_with_how_to_get_code_mode() {
 #[test]
 fn the_config_key_is_refused_alike_and_false_is_fine() {
     for on in [r#", "codeMode": true"#, r#", "codeMode": {"maxCalls": 5}"#] {
-        let error = Gateway::builder(config(on)).build().err().expect("refused");
+        let error = refused(Gateway::builder(config(on)));
         says_how_to_get_it(&error, "`codeMode` in pegboard.json");
     }
     assert!(

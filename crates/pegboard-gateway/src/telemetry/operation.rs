@@ -116,6 +116,7 @@ impl ServerOperation {
     /// The trace context of this request's span, carrying `incoming`'s `tracestate` and
     /// `baggage`: the parent of the requests made inside it (a `run_code` script's calls).
     /// `None` without a span.
+    #[cfg(feature = "code-mode")]
     pub(crate) fn trace_context(&self, incoming: Option<&TraceContext>) -> Option<TraceContext> {
         self.span
             .as_ref()
