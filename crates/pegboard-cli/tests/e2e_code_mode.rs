@@ -3,7 +3,8 @@
 //! `run_code` whose script spins ends it (its line says `cancelled`) and the session answers on;
 //! cancelling one whose script awaits a call cancels that call at its server (the test server
 //! hears it; the call's audit line says `cancelled`, from code); a script's calls count against
-//! its client's `callsPerMinute` and are refused past it as plain calls are; code mode's
+//! its client's `callsPerMinute` and are refused past it as plain calls are; the result cap
+//! (`--max-result-tokens`) cuts a script's call's result as it cuts a plain call's; code mode's
 //! `search_tools` answers as search mode's, query for query.
 
 mod common;
@@ -345,5 +346,62 @@ async fn a_scripts_calls_count_against_its_clients_limits() -> Result<()> {
         .map(|o| (json!(o), json!("limited")))
         .collect();
     assert_eq!(outcomes, want);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_result_cap_cuts_a_scripts_call_as_a_plain_one() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config =
+        common::observe::write_config(dir.path(), json!({"t": common::demo_server("test", &[])}))?;
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.args([
+            "serve",
+            "--code-mode",
+            "--max-result-tokens",
+            "100",
+            "--config",
+        ])
+        .arg(&config);
+    });
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve(TokioChildProcess::new(cmd)?),
+    )
+    .await
+    .context("handshake")??;
+    let long = "word ".repeat(2000);
+    let Value::Object(arguments) = json!({ "text": long }) else {
+        unreachable!()
+    };
+    let plain = client
+        .call_tool(CallToolRequestParams::new("t-echo").with_arguments(arguments))
+        .await?;
+    let plain: Vec<&str> = plain
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let plain = plain.join("\n");
+    assert!(
+        plain.len() < long.len() / 2,
+        "capped: {} bytes",
+        plain.len()
+    );
+    let Value::Object(arguments) =
+        json!({ "code": "return await call('t-echo', {text: 'word '.repeat(2000)})" })
+    else {
+        unreachable!()
+    };
+    let ran = client
+        .call_tool(CallToolRequestParams::new("run_code").with_arguments(arguments))
+        .await?;
+    let got = ran
+        .structured_content
+        .as_ref()
+        .map(|s| s["result"].clone())
+        .context("a result")?;
+    assert_eq!(got, json!(plain));
+    client.cancel().await?;
     Ok(())
 }
