@@ -97,6 +97,11 @@ fn check_parity(out: &Value) {
         ["search_tools", "describe_tools", "run_code"],
         "{out}"
     );
+    // The server's instructions say how to use the three.
+    let instructions = out["instructions"].as_str().unwrap_or_default();
+    for tool in ["search_tools", "describe_tools", "run_code"] {
+        assert!(instructions.contains(tool), "{instructions:?}");
+    }
     for name in ["chain", "loop", "branch", "parallel", "failing"] {
         let scenario = &out["scenarios"][name];
         let ran = &scenario["code"];
@@ -398,13 +403,18 @@ async fn python_http_every_limit_is_hit_while_another_session_calls() -> Result<
         assert_eq!(ran["structured"]["error"]["kind"], kind, "{name}: {ran}");
     }
     assert_eq!(
-        limits["max_calls"]["structured"]["calls"].as_array().map(Vec::len),
+        limits["max_calls"]["structured"]["calls"]
+            .as_array()
+            .map(Vec::len),
         Some(3),
         "{}",
         limits["max_calls"]
     );
     assert!(
-        limits["thrown"]["text"].as_str().unwrap_or_default().contains("\"code\":7"),
+        limits["thrown"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"code\":7"),
         "{}",
         limits["thrown"]
     );
@@ -415,7 +425,10 @@ async fn python_http_every_limit_is_hit_while_another_session_calls() -> Result<
     assert!(kept.len() <= 16 * 1024 + 64, "{} bytes kept", kept.len());
     assert!(kept.ends_with("[log cut at the output limit]"), "{kept}");
     let runaway = &out["runaway"];
-    assert_eq!(runaway["structured"]["error"]["kind"], "timeout", "{runaway}");
+    assert_eq!(
+        runaway["structured"]["error"]["kind"], "timeout",
+        "{runaway}"
+    );
     // The other session's calls were all answered while the runaway script still spun.
     let order = out["order"].as_array().context("order")?;
     let at = |name: &str| order.iter().position(|o| o == name);

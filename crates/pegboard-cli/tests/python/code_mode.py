@@ -322,7 +322,7 @@ async def run(args: argparse.Namespace) -> dict:
     async with Client(server_of(args), mode="legacy", read_timeout_seconds=60) as client:
         if args.scenario == "parity":
             out = await parity(client)
-            out["instructions"] = client.initialize_result.instructions if hasattr(client, "initialize_result") else None
+            out["instructions"] = client.instructions
             return out
         return await hidden(client)
 
