@@ -4,7 +4,8 @@
 //! cancelling one whose script awaits a call cancels that call at its server (the test server
 //! hears it; the call's audit line says `cancelled`, from code); a script's calls count against
 //! its client's `callsPerMinute` and are refused past it as plain calls are; the result cap
-//! (`--max-result-tokens`) cuts a script's call's result as it cuts a plain call's; code mode's
+//! (`--max-result-tokens`) cuts a script's call's result as it cuts a plain call's; a script's
+//! `Promise.all` runs `maxParallel` calls at once at the server, no more; code mode's
 //! `search_tools` answers as search mode's, query for query.
 
 mod common;
@@ -403,5 +404,56 @@ async fn the_result_cap_cuts_a_scripts_call_as_a_plain_one() -> Result<()> {
         .context("a result")?;
     assert_eq!(got, json!(plain));
     client.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn promise_all_runs_max_parallel_calls_at_once_at_the_server() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = dir.path().join("pegboard.json");
+    std::fs::write(
+        &config,
+        json!({
+            "mcpServers": {"t": common::demo_server("test", &[])},
+            "codeMode": {"maxParallel": 2},
+        })
+        .to_string(),
+    )?;
+    let cmd = tokio::process::Command::new(common::pegboard()).configure(|c| {
+        c.args(["serve", "--config"]).arg(&config).env(
+            "RUST_LOG",
+            "warn,pegboard::server_stderr=debug,demo_servers=info",
+        );
+    });
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stderr = common::collect_lines(stderr.context("stderr")?);
+    let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
+        .await
+        .context("handshake")??;
+    let code =
+        "return await Promise.all([1, 2, 3, 4, 5, 6].map(() => call('t-sleep', {ms: 1000})))";
+    let Value::Object(arguments) = json!({ "code": code }) else {
+        unreachable!()
+    };
+    let ran = client
+        .call_tool(CallToolRequestParams::new("run_code").with_arguments(arguments))
+        .await?;
+    let result = ran.structured_content.as_ref().map(|s| s["result"].clone());
+    assert_eq!(result, Some(json!(vec!["slept 1000 ms"; 6])), "{ran:?}");
+    common::wait_for_lines(&mut stderr, "sleep finished", 6).await?;
+    client.cancel().await?;
+    // The server's own log, in its order: how many sleeps were under way at each step.
+    let (mut now, mut most, mut started) = (0_i32, 0, 0);
+    for line in stderr.borrow().iter() {
+        if line.contains("sleep started") {
+            (now, started) = (now + 1, started + 1);
+            most = most.max(now);
+        } else if line.contains("sleep finished") {
+            now -= 1;
+        }
+    }
+    assert_eq!((started, most), (6, 2));
     Ok(())
 }
