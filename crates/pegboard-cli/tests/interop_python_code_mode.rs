@@ -2,8 +2,9 @@
 //! streamable HTTP, on both call paths (`--no-express` and the default; code mode itself keeps
 //! every call on rmcp's path, as search mode does): scripts that chain, loop, branch and run calls
 //! in parallel answer what the same calls made one by one answer; a named client's hidden tool
-//! stays hidden from code; a session whose script spins until its time limit leaves another
-//! session answering. The client is `tests/python/code_mode.py`.
+//! stays hidden from code (over stdio with `--client`, over HTTP by its token); a session whose script spins until its time limit leaves another
+//! session answering, and so do scripts that hit every other limit meanwhile, each answered
+//! with its error. The client is `tests/python/code_mode.py`.
 
 mod common;
 
@@ -96,6 +97,11 @@ fn check_parity(out: &Value) {
         ["search_tools", "describe_tools", "run_code"],
         "{out}"
     );
+    // The server's instructions say how to use the three.
+    let instructions = out["instructions"].as_str().unwrap_or_default();
+    for tool in ["search_tools", "describe_tools", "run_code"] {
+        assert!(instructions.contains(tool), "{instructions:?}");
+    }
     for name in ["chain", "loop", "branch", "parallel", "failing"] {
         let scenario = &out["scenarios"][name];
         let ran = &scenario["code"];
@@ -262,6 +268,30 @@ async fn python_stdio_a_hidden_tool_stays_hidden_from_code() -> Result<()> {
         "hidden",
     ])
     .await?;
+    check_hidden(&out);
+    Ok(())
+}
+
+#[tokio::test]
+async fn python_http_a_named_clients_hidden_tool_stays_hidden_from_code() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let config = config(dir.path(), json!({"keepTools": true}), true)?;
+    let (mut child, url) = common::serve_http(&config, &[], &[]).await?;
+    let out = client(&[
+        "--http",
+        &url,
+        "--token",
+        "reader-token-0123456789abcdef",
+        "hidden",
+    ])
+    .await;
+    common::terminate(&mut child).await?;
+    check_hidden(&out?);
+    Ok(())
+}
+
+/// What the client `reader` (it may see only `units-list_units`) got in the `hidden` scenario.
+fn check_hidden(out: &Value) {
     let tools: Vec<&str> = out["tools"]
         .as_array()
         .unwrap()
@@ -303,7 +333,6 @@ async fn python_stdio_a_hidden_tool_stays_hidden_from_code() -> Result<()> {
             .contains("`units-convert` is not a tool on this board"),
         "{out}"
     );
-    Ok(())
 }
 
 #[tokio::test]
@@ -332,5 +361,93 @@ async fn python_http_a_runaway_script_leaves_other_sessions_answering() -> Resul
     );
     // The other session was answered while the script was still spinning.
     assert_eq!(out["order"], json!(["other", "runaway"]), "{out}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn python_http_every_limit_is_hit_while_another_session_calls() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = config(
+        dir.path(),
+        json!({"timeoutSecs": 5, "memoryMib": 16, "maxCalls": 3, "maxParallel": 2, "maxOutputKib": 16}),
+        false,
+    )?;
+    // And the test server, whose `sleep` outlasts the time limit.
+    let mut with_test: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    with_test["mcpServers"]["t"] = common::demo_server("test", &[]);
+    std::fs::write(&path, with_test.to_string())?;
+    let (mut child, url) = common::serve_http(&path, &[], &[]).await?;
+    let out = client(&["--http", &url, "limits"]).await;
+    common::terminate(&mut child).await?;
+    let out = out?;
+    // The other session: every answer right.
+    let answers = out["other"]["answers"].as_array().context("answers")?;
+    assert_eq!(answers.len(), 40, "{out}");
+    for (i, text) in answers.iter().enumerate() {
+        let text = text.as_str().unwrap_or_default();
+        assert!(text.starts_with(&format!("{} km = ", i + 1)), "{text}");
+    }
+    // Each limit answered with its own error.
+    let limits = &out["limits"];
+    for (name, kind) in [
+        ("memory", "memory"),
+        ("stack", "stack"),
+        ("max_calls", "max_calls"),
+        ("output", "output"),
+        ("thrown", "thrown"),
+        ("stalled", "stalled"),
+        ("pending", "timeout"),
+    ] {
+        let ran = &limits[name];
+        assert_eq!(ran["is_error"], true, "{name}: {ran}");
+        assert_eq!(ran["structured"]["error"]["kind"], kind, "{name}: {ran}");
+    }
+    assert_eq!(
+        limits["max_calls"]["structured"]["calls"]
+            .as_array()
+            .map(Vec::len),
+        Some(3),
+        "{}",
+        limits["max_calls"]
+    );
+    assert!(
+        limits["thrown"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"code\":7"),
+        "{}",
+        limits["thrown"]
+    );
+    // The log is cut at the output limit; the run itself succeeds.
+    let log = &limits["log"];
+    assert_eq!(log["is_error"], false, "{log}");
+    let kept = log["structured"]["log"].as_str().unwrap_or_default();
+    assert!(kept.len() <= 16 * 1024 + 64, "{} bytes kept", kept.len());
+    assert!(kept.ends_with("[log cut at the output limit]"), "{kept}");
+    let runaway = &out["runaway"];
+    assert_eq!(
+        runaway["structured"]["error"]["kind"], "timeout",
+        "{runaway}"
+    );
+    // The other session's calls were all answered while the runaway script still spun.
+    let order = out["order"].as_array().context("order")?;
+    let at = |name: &str| order.iter().position(|o| o == name);
+    assert!(at("other") < at("runaway"), "{out}");
+    // Their times, beside the same calls' before any script ran (shown, not judged: a shared
+    // machine's times are no test).
+    for phase in ["quiet", "other"] {
+        let mut ms: Vec<f64> = out[phase]["ms"]
+            .as_array()
+            .context("ms")?
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        eprintln!(
+            "{phase}: 40 calls, median {:.1} ms, max {:.1} ms",
+            ms[ms.len() / 2],
+            ms[ms.len() - 1]
+        );
+    }
     Ok(())
 }

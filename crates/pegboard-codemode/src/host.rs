@@ -2,7 +2,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -53,7 +52,8 @@ pub struct CallRecord {
 }
 
 impl CallRecord {
-    pub(crate) fn new(name: String, took: Duration, ok: bool) -> Self {
+    #[cfg(feature = "engine")]
+    pub(crate) fn new(name: String, took: std::time::Duration, ok: bool) -> Self {
         Self {
             name,
             ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),

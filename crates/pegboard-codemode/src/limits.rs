@@ -33,8 +33,10 @@ impl Default for Limits {
 
 /// The JavaScript stack a run may use (recursion ends with [`crate::RunError::Stack`] well
 /// before the thread's own stack, [`THREAD_STACK`], runs out).
+#[cfg(feature = "engine")]
 pub(crate) const JS_STACK: usize = 1024 * 1024;
 /// The stack of the thread a run executes on.
+#[cfg(feature = "engine")]
 pub(crate) const THREAD_STACK: usize = 8 * 1024 * 1024;
 
 impl Limits {
@@ -62,6 +64,7 @@ impl Limits {
     }
 
     /// The heap cap, in bytes.
+    #[cfg(feature = "engine")]
     pub(crate) fn memory_bytes(&self) -> usize {
         usize::try_from(self.memory_mib.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX)
     }

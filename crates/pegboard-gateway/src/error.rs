@@ -42,6 +42,17 @@ pub enum GatewayError {
     /// Serving failed after it started.
     #[error("{0}")]
     Serve(String),
+    /// Code mode was asked for (`--code-mode`, the config's `codeMode`) in a build without it
+    /// (the `code-mode` cargo feature).
+    #[error(
+        "{asked_by} turns code mode on, but this pegboard was built without it. The pip and npm \
+         packages (pegboard-mcp) include it; from source, build with the `code-mode` feature: \
+         `cargo install --locked --path crates/pegboard-cli --features code-mode`"
+    )]
+    NoCodeMode {
+        /// What asked for it: `--code-mode`, or the config file's `codeMode`.
+        asked_by: String,
+    },
 }
 
 impl GatewayError {

@@ -66,6 +66,7 @@ mod call;
 mod session;
 // Layer 5: serving: the MCP handler, tool search, code mode, the express lane, the HTTP front,
 // and the tool definitions all of them list.
+#[cfg(feature = "code-mode")]
 mod code_mode;
 mod definitions;
 mod express;

@@ -302,6 +302,8 @@ struct Pipelined {
     inbox: mpsc::UnboundedReceiver<Value>,
     /// Answers read while waiting for another, by id.
     early: HashMap<String, Value>,
+    /// Notifications read since the last call's answer (the progress of a call made alone).
+    notes: Vec<Value>,
 }
 
 impl Pipelined {
@@ -326,7 +328,7 @@ impl Pipelined {
                     }
                     continue;
                 }
-                if message.get("id").is_some() && tx.send(message).is_err() {
+                if tx.send(message).is_err() {
                     return;
                 }
             }
@@ -335,6 +337,7 @@ impl Pipelined {
             stdin,
             inbox,
             early: HashMap::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -372,14 +375,20 @@ impl Pipelined {
                 .await
                 .with_context(|| format!("no answer to {id} within {WAIT:?}"))?
                 .context("the gateway closed its stdout")?;
-            self.early.insert(message["id"].to_string(), message);
+            if message.get("id").is_some() {
+                self.early.insert(message["id"].to_string(), message);
+            } else {
+                self.notes.push(message);
+            }
         }
     }
 
     async fn call(&mut self, request: &Value) -> Result<Exchange> {
         self.send(std::slice::from_ref(request)).await?;
+        self.notes.clear();
         let answer = self.answer(&request["id"]).await?;
         Ok(Exchange {
+            before: std::mem::take(&mut self.notes),
             answer: Some(answer),
             ..Exchange::default()
         })
@@ -391,6 +400,7 @@ impl Pipelined {
         for request in requests {
             answers.push(self.answer(&request["id"]).await?);
         }
+        self.notes.clear();
         Ok(answers)
     }
 }

@@ -2,7 +2,7 @@
 
 Usage:
     code_mode.py --stdio PEGBOARD CONFIG [--serve-arg ARG ...] SCENARIO
-    code_mode.py --http URL SCENARIO
+    code_mode.py --http URL [--token TOKEN] SCENARIO
 
 SCENARIO:
     parity   each script (chain, loop, branch, parallel, failing call) run with `run_code` and the
@@ -11,6 +11,10 @@ SCENARIO:
     hidden   as a client that may not see `units-convert`: the script's call and a direct call.
     busy     (HTTP) one session runs a script that loops until its time limit while a second
              session calls tools; prints what each got and which finished first.
+    limits   (HTTP) as busy, and meanwhile the first session runs a script that hits each other
+             limit (memory, stack, calls, output, log, a thrown non-error, a promise nothing
+             settles, a pending call past the time limit); prints each run's answer, the second
+             session's answers and their times.
 
 Prints ONE JSON line to stdout; everything else goes to stderr.
 """
@@ -29,7 +33,8 @@ def parse_args() -> argparse.Namespace:
     target.add_argument("--stdio", nargs=2, metavar=("PEGBOARD", "CONFIG"))
     target.add_argument("--http", metavar="URL")
     parser.add_argument("--serve-arg", action="append", default=[], help="an extra `pegboard serve` argument (stdio)")
-    parser.add_argument("scenario", choices=["parity", "hidden", "busy"])
+    parser.add_argument("--token", help="the bearer token of the client to be (HTTP)")
+    parser.add_argument("scenario", choices=["parity", "hidden", "busy", "limits"])
     return parser.parse_args()
 
 
@@ -225,15 +230,99 @@ async def busy(args) -> dict:
     return {"other": other_result, "runaway": runaway_result, "order": order}
 
 
+# Each limit's script (the config's limits are small: see interop_python_code_mode.rs).
+LIMITS = {
+    "memory": "const a = []; while (true) a.push(new Array(100000).fill(1));",
+    "stack": "function f(n) { return f(n + 1) + 1 }\nreturn f(0);",
+    "max_calls": "for (let i = 0; i < 4; i++) await tools.units.list_units({});\nreturn 'all made';",
+    "output": "return 'x'.repeat(64 * 1024);",
+    "log": "for (let i = 0; i < 10000; i++) console.log('line ' + i);\nreturn 'logged';",
+    "thrown": "throw {code: 7};",
+    "stalled": "await new Promise(() => {});",
+    "pending": "await call('t-sleep', {ms: 60000});\nreturn 'slept';",
+}
+
+
+async def limits(args) -> dict:
+    import time
+    from mcp import Client
+
+    order = []
+    spinning = asyncio.Event()
+
+    async def progress(value, total, message):
+        spinning.set()
+
+    async def runaway():
+        async with Client(server_of(args), mode="legacy", read_timeout_seconds=120) as client:
+            ran = await run_code(client, "await tools.units.list_units({});\nwhile (true) {}", progress)
+            order.append("runaway")
+            return ran
+
+    async def each_limit():
+        await spinning.wait()
+        async with Client(server_of(args), mode="legacy", read_timeout_seconds=120) as client:
+            names = list(LIMITS)
+            ran = await asyncio.gather(*(run_code(client, LIMITS[n]) for n in names))
+            order.append("limits")
+            return dict(zip(names, ran))
+
+    async def forty(client):
+        got, ms = [], []
+        for v in range(1, 41):
+            started = time.monotonic()
+            got.append(await direct(client, "units-convert", {"value": v, "from": "km", "to": "mi"}))
+            ms.append((time.monotonic() - started) * 1000)
+        return {"answers": got, "ms": ms}
+
+    async def other():
+        await spinning.wait()
+        async with Client(server_of(args), mode="legacy", read_timeout_seconds=60) as client:
+            got = await forty(client)
+            order.append("other")
+            return got
+
+    # The same calls before any script runs: the latency to compare with.
+    async with Client(server_of(args), mode="legacy", read_timeout_seconds=60) as client:
+        quiet = await forty(client)
+    runaway_task = asyncio.create_task(runaway())
+    limits_task = asyncio.create_task(each_limit())
+    other_result = await other()
+    return {
+        "quiet": quiet,
+        "other": other_result,
+        "limits": await limits_task,
+        "runaway": await runaway_task,
+        "order": order,
+    }
+
+
+async def as_named_client(args) -> dict:
+    """`hidden` over HTTP as the client whose bearer token is `--token` (the SDK's HTTP transport
+    on an httpx2 client that sends it)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {args.token}"}) as http:
+        transport = streamable_http_client(args.http, http_client=http)
+        async with Client(transport, mode="legacy", read_timeout_seconds=60) as client:
+            return await hidden(client)
+
+
 async def run(args: argparse.Namespace) -> dict:
     from mcp import Client
 
     if args.scenario == "busy":
         return await busy(args)
+    if args.scenario == "limits":
+        return await limits(args)
+    if args.http and args.token:
+        return await as_named_client(args)
     async with Client(server_of(args), mode="legacy", read_timeout_seconds=60) as client:
         if args.scenario == "parity":
             out = await parity(client)
-            out["instructions"] = client.initialize_result.instructions if hasattr(client, "initialize_result") else None
+            out["instructions"] = client.instructions
             return out
         return await hidden(client)
 

@@ -233,6 +233,7 @@ impl Watch {
                 info.session_id = session_id;
                 info.request_id = id;
                 info.parent = records.incoming.as_deref();
+                info.via = via;
                 if let Some((route, started)) = route {
                     (info.tool, info.server) = (Some(name), Some(route.server_name()));
                     info.original = Some(route.target.original.as_str());
@@ -298,14 +299,34 @@ impl Watch {
 
     /// The call ended as `ended`; `bytes_in` and `bytes_out` are the request's and answer's
     /// sizes as the client sent and got them.
-    pub(crate) fn end(self, ended: Ended<'_>, bytes_in: usize, bytes_out: usize) {
-        let Some(mut records) = self.records else {
+    pub(crate) fn end(mut self, ended: Ended<'_>, bytes_in: usize, bytes_out: usize) {
+        let Some(mut records) = self.records.take() else {
             return;
         };
         if records.op.is_some() || records.upstream.is_some() || records.audit.is_some() {
             records.end(ended, bytes_in, bytes_out);
         }
         records.keep();
+    }
+}
+
+impl Watch {
+    /// Drop the watch without its audit line: the call was never made on this path (the
+    /// lane could not take it after all, and rmcp's way records it).
+    pub(crate) fn abandon(mut self) {
+        drop(self.records.take());
+    }
+}
+
+impl Drop for Watch {
+    /// A call whose future was dropped before it ended (a `run_code` cancelled while its
+    /// script's call was in flight) ended as cancelled: its metrics, spans and audit line say
+    /// so, as a call that saw its cancellation does.
+    fn drop(&mut self) {
+        if let Some(mut records) = self.records.take() {
+            records.end(Ended::Failed(&Failure::Cancelled), 0, 0);
+            records.keep();
+        }
     }
 }
 

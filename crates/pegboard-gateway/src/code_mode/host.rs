@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::call::pipeline;
 use crate::server::BoardServer;
+use crate::telemetry::TraceContext;
 
 /// One `run_code`'s way to the pipeline.
 pub(crate) struct GatewayHost<'a> {
@@ -27,10 +28,20 @@ pub(crate) struct GatewayHost<'a> {
 }
 
 impl<'a> GatewayHost<'a> {
-    pub(crate) fn new(server: &'a BoardServer, context: &RequestContext<RoleServer>) -> Self {
+    /// The host of the run of the request in `context`; its calls' spans are children of
+    /// `parent` (the run's span: see `watch.rs`).
+    pub(crate) fn new(
+        server: &'a BoardServer,
+        context: &RequestContext<RoleServer>,
+        parent: Option<&TraceContext>,
+    ) -> Self {
         let mut context = context.clone();
         let progress = context.meta.get_progress_token();
         context.meta.0.0.remove("progressToken");
+        // The pipeline reads a call's trace context from its `_meta` first.
+        if let Some(parent) = parent {
+            parent.write_meta(&mut context.meta.0.0);
+        }
         Self {
             server,
             context,

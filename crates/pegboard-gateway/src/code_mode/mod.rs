@@ -19,6 +19,7 @@ mod host;
 mod meta;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 use std::time::{Instant, SystemTime};
 
@@ -32,6 +33,7 @@ use serde_json::Value;
 
 use crate::config::CodeModeSettings;
 use crate::identity::Client;
+use crate::search_mode::SearchMode;
 use crate::server::BoardServer;
 
 /// How the records name a call a script made (the audit line's `via`).
@@ -53,14 +55,17 @@ pub(crate) enum Intercept {
 pub(crate) struct CodeMode {
     board: PegBoard,
     settings: CodeModeSettings,
+    /// `search_tools` ranks as search mode does, with its settings (`toolSearch.ranking`).
+    ranker: SearchMode,
     search_name: String,
     describe_name: String,
     run_name: String,
 }
 
 impl CodeMode {
-    /// Code mode for `board`. Names that clash with board tools are replaced (and logged).
-    pub(crate) fn new(board: PegBoard, settings: CodeModeSettings) -> Self {
+    /// Code mode for `board`, its `search_tools` ranked by `ranker` (search mode's, with the
+    /// config's `toolSearch`). Names that clash with board tools are replaced (and logged).
+    pub(crate) fn new(board: PegBoard, settings: CodeModeSettings, ranker: SearchMode) -> Self {
         let pick = |name: &str| {
             if board.get_tool(name).is_some() {
                 let other = format!("pegboard_{name}");
@@ -78,6 +83,7 @@ impl CodeMode {
             run_name: pick("run_code"),
             board,
             settings,
+            ranker,
         }
     }
 
@@ -136,18 +142,10 @@ impl CodeMode {
     pub(crate) fn intercept(&self, request: CallToolRequestParams, client: &Client) -> Intercept {
         let arguments = request.arguments.as_ref();
         if request.name == self.search_name {
-            // Lexical ranking (the hybrid one lives with search mode's settings).
+            // The same answer as search mode's `search_tools`, ranked the same way.
             Intercept::Answer(crate::search_mode::meta::search(
                 arguments,
-                |query, limit| {
-                    client
-                        .search_tools(&self.board, query, limit)
-                        .iter()
-                        .map(|m| {
-                            crate::search_mode::meta::found_tool(&m.tool, m.namespace.as_deref())
-                        })
-                        .collect()
-                },
+                |query, limit| self.ranker.ranked(query, limit, client),
             ))
         } else if request.name == self.describe_name {
             Intercept::Answer(meta::describe(&self.board, arguments, client))
@@ -182,7 +180,8 @@ impl CodeMode {
         code: &str,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let host = host::GatewayHost::new(server, context);
+        let watch = watch::RunWatch::begin(server, context, &self.run_name);
+        let host = host::GatewayHost::new(server, context, watch.parent());
         let (at, started) = (SystemTime::now(), Instant::now());
         let run = pegboard_codemode::run(code, &host, &self.settings.limits);
         let outcome = tokio::select! {
@@ -190,6 +189,7 @@ impl CodeMode {
             () = context.ct.cancelled() => None,
             () = server.session_ended().cancelled() => None,
         };
+        watch.end(outcome.as_ref());
         let result = answer::result(outcome.as_ref());
         answer::audit(
             server,

@@ -2,12 +2,14 @@ use super::*;
 use serde_json::json;
 
 fn mode(keep_tools: bool) -> CodeMode {
+    let board = PegBoard::new();
     CodeMode::new(
-        PegBoard::new(),
+        board.clone(),
         CodeModeSettings {
             keep_tools,
             ..CodeModeSettings::default()
         },
+        crate::search_mode::SearchMode::new(board, crate::search_mode::SearchSettings::default()),
     )
 }
 

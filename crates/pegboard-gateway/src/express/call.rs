@@ -127,7 +127,10 @@ pub(crate) fn prepare(
         None => watch.routed(&route, &call.name),
         Some(_) => None,
     };
-    let waiting = lane.begin(progress.is_some()).ok()?;
+    let Ok(waiting) = lane.begin(progress.is_some()) else {
+        watch.abandon();
+        return None;
+    };
     let up_id = lane::request_id(waiting.n);
     // Boxed: a job is large (its route, records and request), and the futures that run it move
     // what they hold on each await into the next; a box moves as a pointer.

@@ -250,11 +250,39 @@ impl GatewayBuilder {
         self
     }
 
+    /// `server` in code mode when this builder or the config asks for it.
+    #[cfg(feature = "code-mode")]
+    #[expect(
+        clippy::unnecessary_wraps,
+        reason = "an error in a build without code mode"
+    )]
+    fn with_code_mode(&self, server: BoardServer) -> Result<BoardServer, GatewayError> {
+        let settings = self
+            .code_mode
+            .clone()
+            .or_else(|| self.config.code_mode.clone());
+        Ok(server.with_code_mode(settings))
+    }
+
+    /// Code mode is not in this build: asking for it is an error that says how to get it.
+    #[cfg(not(feature = "code-mode"))]
+    fn with_code_mode(&self, server: BoardServer) -> Result<BoardServer, GatewayError> {
+        let asked_by = if self.code_mode.is_some() {
+            "--code-mode".to_string()
+        } else if self.config.code_mode.is_some() {
+            format!("`codeMode` in {}", self.config.source.display())
+        } else {
+            return Ok(server);
+        };
+        Err(GatewayError::NoCodeMode { asked_by })
+    }
+
     /// The gateway, its servers not started yet (serving starts them, or
     /// [`Gateway::start_servers`]).
     ///
     /// # Errors
-    /// [`GatewayError::NoServers`] when the config has no enabled server.
+    /// [`GatewayError::NoServers`] when the config has no enabled server;
+    /// [`GatewayError::NoCodeMode`] when code mode is asked for in a build without it.
     pub fn build(self) -> Result<Gateway, GatewayError> {
         if self.config.servers.is_empty() {
             return Err(GatewayError::NoServers {
@@ -281,12 +309,9 @@ impl GatewayBuilder {
                 .map_err(GatewayError::Config)?;
         let server = BoardServer::new(board.clone())
             .with_info(&self.info.0, &self.info.1)
-            .with_tool_search(search)
-            .with_code_mode(
-                self.code_mode
-                    .clone()
-                    .or_else(|| self.config.code_mode.clone()),
-            )
+            .with_tool_search(search);
+        let server = self
+            .with_code_mode(server)?
             .with_startup(startup)
             .with_express(self.express)
             .with_hooks(hooks)

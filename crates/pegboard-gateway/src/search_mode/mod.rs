@@ -100,8 +100,14 @@ impl SearchMode {
         }
     }
 
-    /// `search_tools`' results for `client`: hybrid or lexical, as the settings say.
-    fn ranked(&self, query: &str, limit: usize, client: &Client) -> Vec<serde_json::Value> {
+    /// `search_tools`' results for `client`: hybrid or lexical, as the settings say (code
+    /// mode's `search_tools` answers with these too).
+    pub(crate) fn ranked(
+        &self,
+        query: &str,
+        limit: usize,
+        client: &Client,
+    ) -> Vec<serde_json::Value> {
         #[cfg(feature = "embed")]
         if let Some(hybrid) = &self.hybrid {
             return hybrid

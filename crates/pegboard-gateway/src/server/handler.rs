@@ -52,8 +52,11 @@ impl ServerHandler for BoardServer {
             capabilities.completions = Some(serde_json::Map::new());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.info.clone());
-        let code_mode = self.code.as_ref().map(|mode| mode.instructions());
-        if let Some(instructions) = self.instructions.clone().or(code_mode) {
+        if let Some(instructions) = self
+            .instructions
+            .clone()
+            .or_else(|| self.code_instructions())
+        {
             config = config.with_instructions(instructions);
         }
         config
@@ -104,10 +107,9 @@ impl ServerHandler for BoardServer {
         self.startup.wait().await;
         let client = self.client_of(&context);
         self.told.tools_answered(client);
-        let listed = match &self.code {
-            Some(mode) => Some(mode.list(client)),
-            None => self.search.as_ref().and_then(|mode| mode.list(client)),
-        };
+        let listed = self
+            .code_list(client)
+            .or_else(|| self.search.as_ref().and_then(|mode| mode.list(client)));
         let tools = listed.unwrap_or_else(|| {
             let mut tools = self.board.mcp_tools();
             if !client.sees_everything() {
@@ -121,8 +123,9 @@ impl ServerHandler for BoardServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let meta = match &self.code {
-            Some(mode) => mode.get_tool(name),
+        let meta = match self.code_tool(name) {
+            Some(tool) => Some(tool),
+            None if self.code_mode_on() => None,
             None => self.search.as_ref().and_then(|mode| mode.get_tool(name)),
         };
         meta.or_else(|| self.board.get_tool(name).map(|t| t.to_rmcp()))
@@ -135,15 +138,9 @@ impl ServerHandler for BoardServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.startup.wait_for_tool(&self.board, &request.name).await;
         let client = self.client_of(&context);
-        let request = match &self.code {
-            None => request,
-            Some(mode) => match mode.intercept(request, client) {
-                crate::code_mode::Intercept::Call(request) => request,
-                crate::code_mode::Intercept::Answer(answer) => return answer.map(Into::into),
-                crate::code_mode::Intercept::Run(code) => {
-                    return Ok(mode.run(self, &code, &context).await.into());
-                }
-            },
+        let request = match self.code_call(request, &context).await {
+            Ok(request) => request,
+            Err(answer) => return answer,
         };
         let request = match crate::search_mode::intercept(self.search.as_ref(), request, client) {
             crate::search_mode::Intercept::Answer(answer) => return answer.map(Into::into),

@@ -37,6 +37,7 @@ use crate::{
 };
 
 pub(crate) mod catalog;
+mod code;
 mod feed;
 mod handler;
 mod visible;
@@ -56,6 +57,7 @@ pub struct BoardServer {
     stateless: bool,
     search: Option<crate::search_mode::SearchMode>,
     /// Code mode, when on (it takes precedence over search mode).
+    #[cfg(feature = "code-mode")]
     code: Option<crate::code_mode::CodeMode>,
     startup: Startup,
     express: bool,
@@ -81,6 +83,7 @@ impl BoardServer {
             bridges: Bridges::default(),
             stateless: false,
             search: None,
+            #[cfg(feature = "code-mode")]
             code: None,
             startup: Startup::default(),
             express: true,
@@ -137,6 +140,7 @@ impl BoardServer {
 
     /// The caller of the tool calls a `run_code` script of this request makes (recorded as
     /// from code).
+    #[cfg(feature = "code-mode")]
     pub(crate) fn code_caller<'a>(&'a self, context: &'a RequestContext<RoleServer>) -> Caller<'a> {
         Caller {
             via: Some(crate::code_mode::VIA),
@@ -207,10 +211,20 @@ impl BoardServer {
     }
 
     /// Serve in code mode per `settings` (`search_tools`, `describe_tools` and `run_code`; see
-    /// docs/code-mode.md); `None` leaves it off.
+    /// docs/code-mode.md); `None` leaves it off. Needs the `code-mode` feature. Its
+    /// `search_tools` ranks as search mode's (set by [`BoardServer::with_tool_search`] before
+    /// this; lexical, or hybrid with the `embed` feature, by default).
+    #[cfg(feature = "code-mode")]
     #[must_use]
     pub fn with_code_mode(mut self, settings: Option<crate::config::CodeModeSettings>) -> Self {
-        self.code = settings.map(|s| crate::code_mode::CodeMode::new(self.board.clone(), s));
+        // `search_tools` ranks as search mode's, with its settings when it is configured.
+        let ranker = || {
+            self.search.clone().unwrap_or_else(|| {
+                crate::search_mode::SearchMode::new(self.board.clone(), Default::default())
+            })
+        };
+        self.code =
+            settings.map(|s| crate::code_mode::CodeMode::new(self.board.clone(), s, ranker()));
         self
     }
 
@@ -232,7 +246,7 @@ impl BoardServer {
 
     /// Whether the express lane is on (see [`BoardServer::with_express`]).
     pub fn express(&self) -> bool {
-        self.express && self.search.is_none() && self.code.is_none()
+        self.express && self.search.is_none() && !self.code_mode_on()
     }
 
     /// Cancelled when this handler's session ends.

@@ -96,7 +96,20 @@ fn operations(
                 ("error_type", error_label(error)),
                 ("pegboard_server", &*k.server),
             ];
-            if with_client {
+            if with_client && !k.via.is_empty() {
+                // Only a script's calls carry `pegboard_caller` (PromQL reads it as empty on
+                // the others): the series of every other request stay as they were.
+                let [a, b, c, d] = common;
+                let labels = [
+                    a,
+                    b,
+                    c,
+                    d,
+                    ("pegboard_client", &*k.client),
+                    ("pegboard_caller", k.via),
+                ];
+                histogram(&mut metric, &labels, h)?;
+            } else if with_client {
                 let [a, b, c, d] = common;
                 histogram(
                     &mut metric,
@@ -241,6 +254,14 @@ mod tests {
         m.client_group(Method::ToolsCall, Some("convert"), "units")
             .observe(None, Duration::from_millis(2));
         m.denied(DenyReason::Unauthorized);
+        m.server_group_via(
+            Method::ToolsCall,
+            Some("units-convert"),
+            Some("units"),
+            None,
+            "code",
+        )
+        .observe(None, Duration::from_millis(4));
         let text = encode(&m).expect("encode");
         for line in [
             "# TYPE mcp_server_operation_duration_seconds histogram",
@@ -249,6 +270,7 @@ mod tests {
             r#"mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="units-convert",error_type="tool_error",pegboard_server="units",pegboard_client="default",le="0.005"} 0"#,
             r#"mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="units-convert",error_type="tool_error",pegboard_server="units",pegboard_client="default",le="300"} 1"#,
             r#"mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="units-convert",error_type="tool_error",pegboard_server="units",pegboard_client="default",le="+Inf"} 1"#,
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="units-convert",error_type="",pegboard_server="units",pegboard_client="default",pegboard_caller="code"} 1"#,
             r#"mcp_client_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="convert",error_type="",pegboard_server="units"} 1"#,
             "# TYPE mcp_server_session_duration_seconds histogram",
             "mcp_server_session_duration_seconds_count 0",
@@ -268,7 +290,7 @@ mod tests {
         }
         assert_eq!(
             text.matches("le=\"+Inf\"").count(),
-            4,
+            5,
             "one +Inf per histogram series"
         );
         assert!(!text.contains("e+308"));

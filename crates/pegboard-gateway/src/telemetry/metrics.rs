@@ -117,6 +117,20 @@ impl Metrics {
         server: Option<&str>,
         client: Option<&str>,
     ) -> Arc<OpGroup> {
+        self.server_group_via(method, tool, server, client, "")
+    }
+
+    /// [`Metrics::server_group`] of a request made inside the gateway by `via` (`code`: a
+    /// `run_code` script's call; empty: the client's own request), its `pegboard_caller`.
+    #[inline]
+    pub fn server_group_via(
+        &self,
+        method: Method,
+        tool: Option<&str>,
+        server: Option<&str>,
+        client: Option<&str>,
+        via: &'static str,
+    ) -> Arc<OpGroup> {
         let server_value = self.server_label(server);
         let client_value = match client {
             None => DEFAULT_CLIENT,
@@ -128,6 +142,7 @@ impl Metrics {
             tool: tool_label(method, tool),
             server: server_value,
             client: client_value,
+            via,
         };
         self.server_ops
             .group(key, || self.servers.get(server_value))
@@ -170,6 +185,7 @@ impl Metrics {
             tool,
             server,
             client: client_name,
+            via: "",
         };
         if let Some(groups) = self.tool_calls.load().get(&key)
             && *groups.client.key.tool == *original
@@ -242,6 +258,7 @@ impl Metrics {
             tool: tool_label(method, tool),
             server: self.server_label(Some(server)),
             client: "",
+            via: "",
         };
         self.client_ops.group(key, || None)
     }

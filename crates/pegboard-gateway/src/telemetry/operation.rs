@@ -58,10 +58,24 @@ impl ServerOperation {
         let start = info.started.unwrap_or_else(Instant::now);
         let method = info.method;
         let metrics = &core.metrics;
-        let series = match (method, info.tool, info.server, info.original) {
-            (Method::ToolsCall, Some(tool), Some(server), Some(original)) => Series::ToolCall(
-                metrics.tool_call_groups(tool, original, server, info.client, info.memo),
-            ),
+        let series = match (method, info.tool, info.server, info.original, info.via) {
+            (Method::ToolsCall, Some(tool), Some(server), Some(original), None) => {
+                Series::ToolCall(metrics.tool_call_groups(
+                    tool,
+                    original,
+                    server,
+                    info.client,
+                    info.memo,
+                ))
+            }
+            // A script's call has series of its own (`pegboard_caller`), looked up apart.
+            (.., Some(via)) => Series::Own(metrics.server_group_via(
+                method,
+                info.tool,
+                info.server,
+                info.client,
+                via,
+            )),
             _ => Series::Own(metrics.server_group(method, info.tool, info.server, info.client)),
         };
         metrics.call_started();
@@ -99,6 +113,16 @@ impl ServerOperation {
         self.start
     }
 
+    /// The trace context of this request's span, carrying `incoming`'s `tracestate` and
+    /// `baggage`: the parent of the requests made inside it (a `run_code` script's calls).
+    /// `None` without a span.
+    #[cfg(feature = "code-mode")]
+    pub(crate) fn trace_context(&self, incoming: Option<&TraceContext>) -> Option<TraceContext> {
+        self.span
+            .as_ref()
+            .and_then(|cx| spans::context_of(cx, incoming))
+    }
+
     /// Whether this request has a span (its upstream request will have one too).
     pub(crate) fn has_span(&self) -> bool {
         self.span.is_some()
@@ -123,8 +147,10 @@ impl ServerOperation {
             }
             Series::Own(_) => false,
         };
-        if !same {
-            let key = &self.series.server().key;
+        let key = &self.series.server().key;
+        if !key.via.is_empty() {
+            self.routed_via(server, tool);
+        } else if !same {
             let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
             let groups = self
                 .core
@@ -135,6 +161,23 @@ impl ServerOperation {
         if let Some(cx) = &self.span {
             spans::name_target(cx, Method::ToolsCall, tool);
         }
+    }
+
+    /// [`ServerOperation::routed`] for a request made inside the gateway (a script's call):
+    /// its own series, with its `pegboard_caller`.
+    #[cold]
+    #[inline(never)]
+    fn routed_via(&mut self, server: &str, tool: &str) {
+        let key = &self.series.server().key;
+        let client = (*key.client != *super::DEFAULT_CLIENT).then_some(&*key.client);
+        let group = self.core.metrics.server_group_via(
+            Method::ToolsCall,
+            Some(tool),
+            Some(server),
+            client,
+            key.via,
+        );
+        self.series = Series::Own(group);
     }
 
     /// Begin the upstream request this downstream request makes (its CLIENT span is the child

@@ -42,6 +42,9 @@ pub struct RequestInfo<'a> {
     /// [`Metrics::tool_call_groups`](super::Metrics::tool_call_groups)): one slot per tool
     /// (`original`) of one server's connection.
     pub memo: Option<&'a ToolMemo>,
+    /// What made the request inside the gateway, when not the client itself (`code`: a call
+    /// of a `run_code` script): the `pegboard_caller` label. A fixed name, never a client's.
+    pub via: Option<&'static str>,
 }
 
 impl<'a> RequestInfo<'a> {
@@ -62,6 +65,7 @@ impl<'a> RequestInfo<'a> {
             link: None,
             started: None,
             memo: None,
+            via: None,
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct OpKey {
     pub server: Arc<str>,
     /// `pegboard_client`.
     pub client: Arc<str>,
+    /// `pegboard_caller`: what made the request inside the gateway (`code`: a `run_code`
+    /// script), empty for a client's own request (and then no such label is written).
+    pub via: &'static str,
 }
 
 /// An [`OpKey`] borrowed from the caller's strings, to look a group up without allocating.
@@ -46,24 +49,42 @@ pub struct OpKeyRef<'a> {
     pub server: &'a str,
     /// As [`OpKey::client`].
     pub client: &'a str,
+    /// As [`OpKey::via`].
+    pub via: &'static str,
 }
 
-fn hash_parts<H: Hasher>(method: Method, tool: &str, server: &str, client: &str, state: &mut H) {
+fn hash_parts<H: Hasher>(
+    method: Method,
+    (tool, server, client): (&str, &str, &str),
+    via: &str,
+    state: &mut H,
+) {
     method.hash(state);
     tool.hash(state);
     server.hash(state);
     client.hash(state);
+    via.hash(state);
 }
 
 impl Hash for OpKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_parts(self.method, &self.tool, &self.server, &self.client, state);
+        hash_parts(
+            self.method,
+            (&self.tool, &self.server, &self.client),
+            self.via,
+            state,
+        );
     }
 }
 
 impl Hash for OpKeyRef<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        hash_parts(self.method, self.tool, self.server, self.client, state);
+        hash_parts(
+            self.method,
+            (self.tool, self.server, self.client),
+            self.via,
+            state,
+        );
     }
 }
 
@@ -73,6 +94,7 @@ impl Equivalent<OpKey> for OpKeyRef<'_> {
             && self.tool == &*key.tool
             && self.server == &*key.server
             && self.client == &*key.client
+            && self.via == key.via
     }
 }
 
@@ -83,6 +105,7 @@ impl From<OpKeyRef<'_>> for OpKey {
             tool: Arc::from(key.tool),
             server: Arc::from(key.server),
             client: Arc::from(key.client),
+            via: key.via,
         }
     }
 }
@@ -220,6 +243,7 @@ mod tests {
             tool,
             server: "units",
             client,
+            via: "",
         }
     }
 
