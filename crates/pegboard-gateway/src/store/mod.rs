@@ -165,6 +165,33 @@ impl Store {
         Err(error)
     }
 
+    /// [`round_trip`](Self::round_trip) for an exchange that may be sent twice (a read): when
+    /// the connection turns out broken (the store restarted since the last use), it is sent
+    /// once more on the connection the manager opens again, within the same bound, rather than
+    /// failing a request the store could answer.
+    ///
+    /// # Errors
+    /// As [`round_trip`](Self::round_trip).
+    pub(crate) async fn round_trip_again<T, F>(
+        &self,
+        what: &'static str,
+        exchange: impl Fn() -> F,
+    ) -> Result<T, StoreError>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let twice = async {
+            match exchange().await {
+                Err(e) if e.is_connection_dropped() || e.is_io_error() => {
+                    tracing::debug!("the store's connection broke ({e}); sending again");
+                    exchange().await
+                }
+                done => done,
+            }
+        };
+        self.round_trip(what, twice).await
+    }
+
     /// One `PING`: whether the store answers now (the startup check; a failure is counted).
     ///
     /// # Errors

@@ -42,8 +42,11 @@ use super::{Store, StoreError};
 const KIND: &str = "session";
 /// The sweep never runs more often than this (a very short `--session-idle`)...
 const MIN_SWEEP: Duration = Duration::from_millis(250);
-/// ...nor less often than this (a very long one).
-const MAX_SWEEP: Duration = Duration::from_secs(30);
+/// ...nor less often than this (a very long one): a store that restarted empty gets its
+/// sessions back within this long.
+const MAX_SWEEP: Duration = Duration::from_secs(5);
+/// The next sweep after one that left something unwritten (the store is down).
+const RETRY_SWEEP: Duration = Duration::from_secs(1);
 
 /// What the store keeps of one session.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,14 +147,17 @@ impl StoredSessions {
     /// The store failed or did not answer in time (counted and logged).
     pub(crate) async fn fetch(&self, id: &str) -> Result<Option<Record>, StoreError> {
         let key = self.key(id);
-        let mut connection = self.store.connection();
         let fields: HashMap<String, String> = self
             .store
-            .round_trip("reading a session to take it over", async {
-                redis::cmd("HGETALL")
-                    .arg(&key)
-                    .query_async(&mut connection)
-                    .await
+            .round_trip_again("reading a session to take it over", || {
+                let mut connection = self.store.connection();
+                let key = &key;
+                async move {
+                    redis::cmd("HGETALL")
+                        .arg(key)
+                        .query_async(&mut connection)
+                        .await
+                }
             })
             .await?;
         if fields.is_empty() {
@@ -332,7 +338,8 @@ impl StoredSessions {
     /// One sweep: restate the TTL of every session held here (the idle time left since its last
     /// use), in one pipelined round trip; write back whole those whose write failed, and those
     /// the store no longer has (it restarted empty, or lost them).
-    pub(crate) async fn sweep(&self) {
+    /// Whether everything is written (else the next sweep comes sooner).
+    pub(crate) async fn sweep(&self) -> bool {
         let mut restate = Vec::new();
         let mut rewrite = Vec::new();
         {
@@ -366,7 +373,7 @@ impl StoredSessions {
                 for entry in locked(&self.held).values_mut() {
                     entry.dirty = true;
                 }
-                return;
+                return false;
             };
             let held = locked(&self.held);
             for ((id, left), found) in restate.into_iter().zip(found) {
@@ -379,26 +386,29 @@ impl StoredSessions {
         }
         for (id, record, left) in rewrite {
             if self.write_whole(&id, &record, left).await.is_err() {
-                return;
+                return false;
             }
             if let Some(entry) = locked(&self.held).get_mut(id.as_str()) {
                 entry.dirty = false;
             }
             tracing::info!("session {id} written back to the store");
         }
+        true
     }
 
-    /// Sweep every quarter of the idle time until `stop`.
+    /// Sweep every quarter of the idle time (at most [`MAX_SWEEP`] apart) until `stop`; a
+    /// second after a sweep that left something unwritten.
     pub(crate) fn sweep_until(self: &Arc<Self>, stop: CancellationToken) {
         let period = (self.idle / 4).clamp(MIN_SWEEP, MAX_SWEEP);
         let this = Arc::clone(self);
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut next = period;
             loop {
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    _ = tick.tick() => this.sweep().await,
+                    () = tokio::time::sleep(next) => {
+                        next = if this.sweep().await { period } else { RETRY_SWEEP.min(period) };
+                    }
                 }
             }
         });

@@ -41,7 +41,7 @@ async fn a_session_written_by_one_replica_is_adopted_by_another_with_what_it_set
             break;
         }
         tokio::task::yield_now().await;
-        a.sweep().await;
+        let _ = a.sweep().await;
     }
     let record = record.expect("the changes reached the store");
     assert_eq!(record.client, "ci");
@@ -84,7 +84,7 @@ async fn what_the_store_lost_is_written_back_once_it_answers_again() {
     // The store came back empty: the sweep finds both gone and writes them whole.
     let mut back = false;
     for _ in 0..20 {
-        a.sweep().await;
+        let _ = a.sweep().await;
         if a.fetch("s1").await.ok().flatten().is_some()
             && a.fetch("s2").await.ok().flatten().is_some()
         {
