@@ -335,6 +335,41 @@ async fn a_session_opened_on_one_replica_is_answered_by_another_after_it_is_gone
 }
 
 #[tokio::test]
+async fn a_notification_stream_reconnects_to_any_replica() -> Result<()> {
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path(), json!({}));
+    let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let b = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let mut client = RawClient::new(None);
+    client.open(&a.url).await?;
+    a.stop().await?;
+    // The client's GET stream, reopened after its replica went away, lands on B: taken over.
+    let stream = tokio::time::timeout(
+        WAIT,
+        client
+            .http
+            .get(&b.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &client.session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send(),
+    )
+    .await??;
+    assert_eq!(stream.status(), reqwest::StatusCode::OK);
+    let kind = stream
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    client.convert(&b.url, 1).await?;
+    drop(stream);
+    Ok(())
+}
+
+#[tokio::test]
 async fn another_clients_token_cannot_take_a_session_over() -> Result<()> {
     let redis = RedisServer::start().await?;
     let dir = tempfile::tempdir()?;
@@ -443,6 +478,89 @@ async fn the_store_killed_under_load_fails_only_what_needs_it_and_comes_back() -
     a.logged(&wrote_back).await?;
     assert_eq!(held.convert(&b.url, 4).await?, Way::Rmcp);
     assert_eq!(fresh.convert(&b.url, 5).await?, Way::Rmcp);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_draining_replica_serves_what_it_holds_sends_the_rest_elsewhere_and_leaves_its_sessions()
+-> Result<()> {
+    use rmcp::ServiceExt;
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = common::latched::ask_config(dir.path())?;
+    let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let b = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    a.logged("from 1 server").await?;
+    // A call in flight on A when it gets SIGTERM, held open by the test.
+    let (asked_tx, mut asked) = tokio::sync::mpsc::channel(1);
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(a.url.as_str());
+    let latched = tokio::time::timeout(
+        WAIT,
+        common::latched::Latched { asked: asked_tx }.serve(transport),
+    )
+    .await??;
+    let in_flight = common::latched::call_ask(latched);
+    let release = tokio::time::timeout(WAIT, asked.recv())
+        .await?
+        .context("the call never reached its elicitation")?;
+    let mut held = RawClient::new(None);
+    held.open(&a.url).await?;
+    let mut elsewhere = RawClient::new(None);
+    elsewhere.open(&b.url).await?;
+    let pid = a.child.id().context("A has exited")?;
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()?;
+    assert!(kill.success());
+    a.logged("draining").await?;
+    // A session A holds is served on.
+    let (_, echoed) = held
+        .call(
+            &a.url,
+            1,
+            "tools/call",
+            json!({"name": "t-echo", "arguments": {"text": "still here"}}),
+        )
+        .await?;
+    assert_eq!(echoed["content"][0]["text"], "still here", "{echoed}");
+    // A session it does not hold: not taken over while draining, 503 for the balancer to retry.
+    let answer = elsewhere
+        .post(
+            &a.url,
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+        )
+        .await?;
+    assert_eq!(
+        answer.status,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
+        "{answer:?}"
+    );
+    assert_eq!(answer.retry_after.as_deref(), Some("1"), "{answer:?}");
+    // The call finishes; A exits 0; its sessions stay in the store for another replica.
+    release
+        .send(())
+        .map_err(|()| anyhow::anyhow!("the client's elicitation is gone"))?;
+    let result = tokio::time::timeout(WAIT, in_flight).await???;
+    assert_eq!(
+        common::first_text(&result),
+        r#"accept {"answer":"late"}"#,
+        "{result:?}"
+    );
+    let status = tokio::time::timeout(WAIT, a.child.wait()).await??;
+    assert!(status.success(), "{status}");
+    let (way, echoed) = held
+        .call(
+            &b.url,
+            3,
+            "tools/call",
+            json!({"name": "t-echo", "arguments": {"text": "moved"}}),
+        )
+        .await?;
+    assert_eq!(
+        (way, &echoed["content"][0]["text"]),
+        (Way::Rmcp, &json!("moved")),
+        "{echoed}"
+    );
     Ok(())
 }
 

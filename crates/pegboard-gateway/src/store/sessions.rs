@@ -11,9 +11,9 @@
 //! are writes when something of it changes (the handshake, a log level, a subscription), made
 //! beside the request (the handshake's is awaited once, before the answer that names the
 //! session, so any replica can adopt it from the client's next request), and a sweep every
-//! quarter of the idle time that slides the TTL of the sessions used since the last one
-//! (one pipelined round trip for all of them) and writes back whole any whose write failed
-//! while the store was down. A replica asked for a session it does not hold reads it
+//! quarter of the idle time (at most 5 s apart) that restates the TTL of every session held here
+//! from its last use (one pipelined round trip for all of them) and writes back whole any whose
+//! write failed while the store was down, or that the store no longer has (it restarted empty). A replica asked for a session it does not hold reads it
 //! ([`StoredSessions::fetch`], in `http/sessions.rs`), checks its client, and lets rmcp restore
 //! it (its handshake replayed, `load` answering from what was just read); its log level and
 //! subscriptions are applied when the replayed handshake ends ([`StoredSessions::take_adopted`]).
