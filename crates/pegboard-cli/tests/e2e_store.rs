@@ -72,7 +72,7 @@ impl Replica {
             .arg(config)
             .env_remove("PEGBOARD_TOKEN")
             .env_remove("PEGBOARD_STORE")
-            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard_gateway::session=debug,pegboard_gateway::http::adopt=debug")
+            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard_gateway::session=debug,pegboard_gateway::http::adopt=debug,pegboard_gateway::server::adopted=debug")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -332,6 +332,58 @@ async fn a_session_opened_on_one_replica_is_answered_by_another_after_it_is_gone
         .await?;
     assert_eq!(answer.status, reqwest::StatusCode::NOT_FOUND, "{answer:?}");
     Ok(())
+}
+
+#[tokio::test]
+async fn a_taken_over_session_gets_back_its_log_level_and_subscriptions() -> Result<()> {
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path(), json!({}));
+    let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let b = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let mut client = RawClient::new(None);
+    client.open(&a.url).await?;
+    let (_, resources) = client.call(&a.url, 1, "resources/list", json!({})).await?;
+    let uri = resources["resources"][0]["uri"]
+        .as_str()
+        .context("a resource")?
+        .to_string();
+    client
+        .call(&a.url, 2, "logging/setLevel", json!({"level": "debug"}))
+        .await?;
+    client
+        .call(&a.url, 3, "resources/subscribe", json!({"uri": uri}))
+        .await?;
+    // Written beside the requests: what the store holds of the session says so once they are.
+    let key = format!("pegboard:session:{}", client.session);
+    let mut watch = tokio::net::TcpStream::connect(("127.0.0.1", redis.port())).await?;
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = hgetall(&mut watch, &key).await?;
+        if seen.contains("debug") && seen.contains(&uri) {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(seen.contains("debug") && seen.contains(&uri), "{seen}");
+    a.stop().await?;
+    client.convert(&b.url, 4).await?;
+    b.logged(&format!(
+        "session {} taken over: log level Some(Debug), 1 subscription(s) set again",
+        client.session
+    ))
+    .await?;
+    Ok(())
+}
+
+/// `HGETALL key` over a raw connection (RESP), the reply as text: what the store holds.
+async fn hgetall(stream: &mut tokio::net::TcpStream, key: &str) -> Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let command = format!("*2\r\n$7\r\nHGETALL\r\n${}\r\n{key}\r\n", key.len());
+    stream.write_all(command.as_bytes()).await?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = tokio::time::timeout(WAIT, stream.read(&mut buf)).await??;
+    Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
 }
 
 #[tokio::test]
