@@ -616,6 +616,62 @@ async fn a_draining_replica_serves_what_it_holds_sends_the_rest_elsewhere_and_le
     Ok(())
 }
 
+#[tokio::test]
+async fn the_store_is_read_from_the_flag_the_environment_or_the_config_and_a_bad_one_is_refused()
+-> Result<()> {
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path(), json!({"store": {"url": redis.url(0)}}));
+    // From the config alone: it connects (and says so, the password never shown).
+    let mut command = tokio::process::Command::new(common::pegboard());
+    command
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove("PEGBOARD_STORE")
+        .env_remove("PEGBOARD_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let log = common::collect_lines(child.stderr.take().context("stderr")?);
+    let replica = Replica {
+        child,
+        url: String::new(),
+        log,
+    };
+    replica
+        .logged(&format!("store {} answers", redis.url(0)))
+        .await?;
+    drop(replica);
+    // A bad URL, by flag or by environment: refused at once, saying why, the password hidden.
+    for (args, env) in [
+        (vec!["--store", "http://:hunter2@cache:6379"], None),
+        (vec![], Some("redis://:hunter2@cache/zero")),
+    ] {
+        let mut command = std::process::Command::new(common::pegboard());
+        command
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(&args)
+            .arg("--config")
+            .arg(&config)
+            .env_remove("PEGBOARD_STORE")
+            .stdin(Stdio::null());
+        if let Some(env) = env {
+            command.env("PEGBOARD_STORE", env);
+        }
+        let out = command.output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} {env:?} was accepted");
+        assert!(
+            stderr.contains("redis://HOST:PORT/DB") || stderr.contains("database number"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
+    Ok(())
+}
+
 /// The shipped config with the test's three replica addresses.
 fn fleet_site(addrs: &[String; 3]) -> Result<String> {
     let mut site = SHIPPED.to_string();
