@@ -3,6 +3,8 @@
 
 pub mod changes;
 pub mod client_home;
+pub mod latched;
+pub mod nginx;
 pub mod oauth;
 pub mod observe;
 pub mod oidc;

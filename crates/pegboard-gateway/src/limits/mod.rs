@@ -14,5 +14,5 @@ mod tests;
 pub use concurrency::{CallPermit, Concurrency};
 pub use errors::LimitError;
 pub use rate::CallRate;
-pub use sessions::{Activity, SessionActivity, SessionBook};
+pub use sessions::{Activity, Reservation, SessionActivity, SessionBook};
 pub use settings::{LimitSettings, fair_share};
