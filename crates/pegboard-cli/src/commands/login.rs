@@ -1,6 +1,7 @@
 //! `pegboard login NAME` and `pegboard logout NAME`.
 
 use anyhow::{Result, bail};
+use pegboard_gateway::config::{CredentialsBackend, OAuthSettings, StoreSettings, StoreUrl};
 use pegboard_gateway::oauth::{self, LoggedOut, LoginError, LoginOptions};
 
 use super::server_named;
@@ -18,6 +19,7 @@ pub async fn run(args: LoginArgs) -> Result<i32> {
     else {
         bail!(LoginError::NotHttp(args.name));
     };
+    let settings = &in_fleet_store(args.config.as_deref(), args.store, settings)?;
     if headers
         .keys()
         .any(|k| k.eq_ignore_ascii_case("authorization"))
@@ -53,6 +55,30 @@ pub async fn run(args: LoginArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// `settings`, its credentials in the fleet's store when `--store` says so (`store`) or the
+/// config's `"credentials": "store"` does: the store opened for them (over the config's
+/// `store`), its key read.
+fn in_fleet_store(
+    config: Option<&std::path::Path>,
+    store: Option<StoreUrl>,
+    settings: &OAuthSettings,
+) -> Result<OAuthSettings> {
+    let mut settings = settings.clone();
+    if store.is_none() && settings.credentials != CredentialsBackend::Store {
+        return Ok(settings);
+    }
+    let configured = pegboard_gateway::load_config(config, false)?.store;
+    let store = match (store, configured) {
+        (Some(url), Some(configured)) => StoreSettings { url, ..configured },
+        (Some(url), None) => StoreSettings::new(url),
+        (None, Some(configured)) => configured,
+        (None, None) => bail!(pegboard_gateway::secrets::StoreError::NoStore),
+    };
+    oauth::credentials_in_store(&store)?;
+    settings.credentials = CredentialsBackend::Store;
+    Ok(settings)
+}
+
 /// Run `pegboard logout`.
 pub async fn logout(args: LogoutArgs) -> Result<i32> {
     let server = server_named(args.config.as_deref(), &args.name)?;
@@ -64,6 +90,7 @@ pub async fn logout(args: LogoutArgs) -> Result<i32> {
     else {
         bail!(LoginError::NotHttp(args.name));
     };
+    let settings = &in_fleet_store(args.config.as_deref(), args.store, settings)?;
     match oauth::logout(url, settings).await? {
         LoggedOut::NothingStored => eprintln!("{}: not logged in; nothing to forget", args.name),
         LoggedOut::Forgotten {

@@ -25,6 +25,8 @@ use super::{
 };
 use crate::{
     audit::AuditArguments,
+    identity::CallAdmission,
+    limits::PreAdmitted,
     protocol::{
         failure::{Deadline, Failure},
         meta,
@@ -65,8 +67,20 @@ pub(crate) async fn call_tool(
             .clone()
             .map(|a| AuditArguments::Value(Arc::new(serde_json::Value::Object(a))))
     };
+    // A fleet-limited client's call: counted in the store by the HTTP front already (its
+    // admission rides in the request), else here, in one round trip.
+    let mut admitted = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<PreAdmitted<CallAdmission>>())
+        .cloned();
+    if admitted.is_none() && caller.client.counts_calls_in_store() {
+        admitted = Some(PreAdmitted::new(caller.client.admit_shared().await));
+    }
+    let mut who = caller.who();
+    who.admitted = admitted.as_ref();
     let (watch, outcome) =
-        match Watch::begin(caller.who(), (&name, None), Some(id), incoming, arguments) {
+        match Watch::begin(who, (&name, None), Some(id), incoming, arguments) {
             Ok(mut watch) => {
                 let outcome = forward(board, &name, request, context, caller, &mut watch).await;
                 (watch, outcome)

@@ -12,12 +12,16 @@
 
 mod error;
 mod file;
+#[cfg(feature = "store")]
+mod in_store;
 mod key;
 mod lock;
 mod os_keyring;
 mod paths;
 mod record;
 mod rmcp_store;
+#[cfg(feature = "store")]
+mod seal;
 mod secrets;
 mod store;
 #[cfg(test)]
@@ -29,3 +33,7 @@ pub use record::{ClientRegistration, CredentialRecord, RegistrationKind, now_epo
 pub use rmcp_store::{REFUSED, RmcpStore};
 pub use secrets::{Secrets, is_secret_name};
 pub use store::{ServerStore, Store};
+#[cfg(feature = "store")]
+pub(crate) use in_store::{InStore, use_store};
+#[cfg(feature = "store")]
+pub use seal::{KEY_VAR, SealError, SealKey};

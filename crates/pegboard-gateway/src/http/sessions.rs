@@ -106,23 +106,31 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
             &fallback
         }
     };
-    let reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
+    let mut reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
         Ok(reservation) => reservation,
         Err(refused) => return refuse(&refused),
     };
     if let Some(evicted) = reservation.evicted() {
-        tracing::info!(
-            client = client.name(),
-            "closing the idle HTTP session {} of client `{}`, used least recently, to make room \
-             for a new one (maxSessions / --max-sessions)",
-            evicted.id,
-            evicted.client
-        );
-        cap.sessions.end(&evicted.id);
-        let id: rmcp::transport::streamable_http_server::session::SessionId =
-            Arc::clone(&evicted.id);
-        if let Err(e) = cap.manager.close_session(&id).await {
-            tracing::debug!("closing session {id}: {e}");
+        close(&cap, client, evicted).await;
+    }
+    if let Some((shared, max)) = client.shared_sessions() {
+        // The client's `maxSessions` counts the fleet's sessions (the store's).
+        let replacing = reservation.take_evicted_place();
+        let mut taken = shared.reserve_session(client.name(), max, replacing).await;
+        if let Err(LimitError::ClientSessions { .. }) = taken
+            && let Some((evicted, place)) = cap.book.evict_idle_of(client.name())
+        {
+            // The fleet holds its limit: this replica's idle session of the client that was
+            // used least recently makes room, as on one replica.
+            close(&cap, client, &evicted).await;
+            taken = shared.reserve_session(client.name(), max, place).await;
+        }
+        match taken {
+            Ok(place) => reservation.hold(place),
+            Err(refused @ LimitError::Unavailable { .. }) => {
+                return crate::express::http::unavailable(&refused);
+            }
+            Err(refused) => return refuse(&refused),
         }
     }
     let response = next.run(request).await;
@@ -136,6 +144,22 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
         None => drop(reservation),
     }
     response
+}
+
+/// Close `evicted`, given up to make room for a new session of `client`.
+async fn close(cap: &Cap, client: &Client, evicted: &crate::limits::EvictedSession) {
+    tracing::info!(
+        client = client.name(),
+        "closing the idle HTTP session {} of client `{}`, used least recently, to make room \
+         for a new one (maxSessions / --max-sessions)",
+        evicted.id,
+        evicted.client
+    );
+    cap.sessions.end(&evicted.id);
+    let id: rmcp::transport::streamable_http_server::session::SessionId = Arc::clone(&evicted.id);
+    if let Err(e) = cap.manager.close_session(&id).await {
+        tracing::debug!("closing session {id}: {e}");
+    }
 }
 
 /// The answer to a new session refused by `limit`: 429 for the client's own limit, 503 for the
