@@ -68,12 +68,14 @@ pub(crate) async fn call_tool(
             .map(|a| AuditArguments::Value(Arc::new(serde_json::Value::Object(a))))
     };
     // A fleet-limited client's call: counted in the store by the HTTP front already (its
-    // admission rides in the request), else here, in one round trip.
+    // admission rides in the request, taken once: code mode's calls share their run's
+    // request), else here, in one round trip.
     let mut admitted = context
         .extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<PreAdmitted<CallAdmission>>())
-        .cloned();
+        .and_then(PreAdmitted::take)
+        .map(PreAdmitted::new);
     if admitted.is_none() && caller.client.counts_calls_in_store() {
         admitted = Some(PreAdmitted::new(caller.client.admit_shared().await));
     }

@@ -278,10 +278,12 @@ impl HttpLane {
             Ok(bytes) => bytes,
             Err(refusal) => return Outcome::Answered(refusal),
         };
-        // A fleet-limited client's call is counted in the store here, whichever way it then
-        // goes (one round trip); a store that cannot count it is answered 503 with Retry-After.
+        // A fleet-limited client's call of a tool on the board is counted in the store here,
+        // whichever way it then goes (one round trip); a store that cannot count it is answered
+        // 503 with Retry-After. (Code mode's and search mode's own tools are not calls of the
+        // board: the calls they make are counted as they make them, as without a store.)
         let admitted = if client.counts_calls_in_store()
-            && matches!(classify(&bytes), Incoming::Call(_))
+            && matches!(classify(&bytes), Incoming::Call(call) if self.board.route(&call.name).is_some())
         {
             match client.admit_shared().await {
                 Err(refused @ LimitError::Unavailable { .. }) => {
