@@ -86,6 +86,10 @@ mod limits;
 pub mod oauth;
 pub mod pins;
 mod policy;
+#[cfg(feature = "store")]
+// Its parts are used as the sessions, limits and credentials move to it.
+#[allow(dead_code)]
+mod store;
 mod telemetry;
 
 /// A running gateway's status, as its metrics listener serves it (`GET /status`): what

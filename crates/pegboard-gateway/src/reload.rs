@@ -219,6 +219,8 @@ impl Fleet {
             code_mode: new.code_mode.clone(),
             lock_file: new.lock_file.clone(),
             access: None,
+            // The store is opened once, at startup: a reload does not move it.
+            store: None,
         };
         let started =
             connect::start_all(&self.board, &to_start, self.handshake_timeout, progress).await;

@@ -27,6 +27,7 @@ pub mod inproc;
 mod mrtr;
 mod options;
 mod parity;
+pub mod redis;
 mod vendor;
 
 pub use options::TestServerOptions;

@@ -47,6 +47,9 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .metrics(args.metrics)
         .stdio_client(args.client.clone())
         .progress(progress);
+    if let Some(url) = args.store.clone() {
+        builder = builder.store(url);
+    }
     if let Some(target) = args.audit_log.clone() {
         builder = builder.audit_log(target, args.audit_arguments_mode());
     }

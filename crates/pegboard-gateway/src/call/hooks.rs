@@ -13,6 +13,9 @@ pub(crate) struct Hooks {
     pub(crate) telemetry: Option<Arc<Telemetry>>,
     /// The audit log (`--audit-log`).
     pub(crate) audit: Option<Arc<AuditLog>>,
+    /// The fleet's shared state (`--store`), when there is one.
+    #[cfg(feature = "store")]
+    pub(crate) store: Option<crate::store::Store>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -20,6 +23,6 @@ impl std::fmt::Debug for Hooks {
         f.debug_struct("Hooks")
             .field("telemetry", &self.telemetry.is_some())
             .field("audit", &self.audit.is_some())
-            .finish()
+            .finish_non_exhaustive()
     }
 }

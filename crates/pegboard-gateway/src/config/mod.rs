@@ -36,6 +36,7 @@ mod guards_tests;
 mod oauth;
 mod raw;
 mod secret_lookup;
+mod store;
 #[cfg(test)]
 mod tests;
 pub mod tool_search;
@@ -49,6 +50,7 @@ use std::time::Duration;
 pub use code_mode::{CodeLimits, CodeModeSettings};
 pub use errors::{ConfigError, EntryError, EntryProblem, VariableProblem};
 pub use oauth::{CredentialsBackend, DEFAULT_REDIRECT_PORT, OAuthSettings, Secret};
+pub use store::{DEFAULT_STORE_PREFIX, StoreSettings, StoreUrl, StoreUrlError};
 pub use tool_search::{Ranking, SearchSettings, ToolSearch};
 
 pub use crate::io::limit::DEFAULT_MAX_MESSAGE;
@@ -77,6 +79,8 @@ pub struct Config {
     pub lock_file: PathBuf,
     /// The `clients` and `auth` sections, when the file has either (see `crate::identity`).
     pub access: Option<crate::identity::AccessConfig>,
+    /// The top-level `"store"`: where the fleet's shared state is kept (`--store` overrides it).
+    pub store: Option<StoreSettings>,
 }
 
 impl Config {
@@ -404,6 +408,16 @@ pub fn parse(
             })?
         }
     };
+    let store = match &raw.store {
+        None => None,
+        Some(value) => Some(
+            StoreSettings::from_json(value, &|s| expand(s, lookup).map_err(|e| e.to_string()))
+                .map_err(|message| ConfigError::Field {
+                    path: source.to_path_buf(),
+                    message,
+                })?,
+        ),
+    };
     Ok(Config {
         source: source.to_path_buf(),
         servers,
@@ -413,6 +427,7 @@ pub fn parse(
         code_mode,
         lock_file,
         access,
+        store,
     })
 }
 

@@ -41,6 +41,8 @@ pub(super) struct RawFile {
     pub(super) auth: Option<Value>,
     /// Where upstream OAuth credentials are kept: `"keyring"` or `"file"`.
     pub(super) credentials: Option<String>,
+    /// Where the fleet's shared state is kept (see [`super::StoreSettings`]).
+    pub(super) store: Option<Value>,
 }
 
 /// One section's entries, in file order, each key at most once.

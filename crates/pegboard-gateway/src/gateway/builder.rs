@@ -9,7 +9,7 @@ use pegboard::PegBoard;
 use super::Gateway;
 use crate::audit::{ArgumentsMode, AuditLog, AuditTarget, DEFAULT_QUEUE};
 use crate::call::hooks::Hooks;
-use crate::config::{CodeModeSettings, Config, SearchSettings};
+use crate::config::{CodeModeSettings, Config, SearchSettings, StoreSettings, StoreUrl};
 use crate::connect::Progress;
 use crate::error::GatewayError;
 use crate::identity::{AuthOptions, Authenticator};
@@ -101,7 +101,33 @@ impl GatewayBuilder {
                 })?,
             )),
         };
-        Ok(Hooks { telemetry, audit })
+        #[cfg(feature = "store")]
+        let store = match &self.config.store {
+            None => None,
+            Some(settings) => Some(
+                crate::store::Store::open(
+                    settings,
+                    telemetry
+                        .as_ref()
+                        .map(|t| t.metrics().store_errors_counter()),
+                )
+                .map_err(|e| GatewayError::Setup(e.to_string()))?,
+            ),
+        };
+        #[cfg(not(feature = "store"))]
+        if let Some(settings) = &self.config.store {
+            return Err(GatewayError::Setup(format!(
+                "a store is set ({}), but this pegboard was built without the `store` feature: \
+                 build it with `--features store`, or leave out --store, PEGBOARD_STORE and the config's `store`",
+                settings.url
+            )));
+        }
+        Ok(Hooks {
+            telemetry,
+            audit,
+            #[cfg(feature = "store")]
+            store,
+        })
     }
 
     pub(super) fn new(config: Config) -> Self {
@@ -220,6 +246,17 @@ impl GatewayBuilder {
     /// off: every request goes through rmcp).
     pub fn express(mut self, on: bool) -> Self {
         self.express = on;
+        self
+    }
+
+    /// Keep the fleet's shared state (sessions any replica can serve) in the store at `url`
+    /// (`--store`, `PEGBOARD_STORE`): over the config's `store.url`, keeping its `store.prefix`.
+    /// Needs the cargo feature `store`; without it [`build`](Self::build) fails and says so.
+    pub fn store(mut self, url: StoreUrl) -> Self {
+        self.config.store = Some(match self.config.store.take() {
+            Some(settings) => StoreSettings { url, ..settings },
+            None => StoreSettings::new(url),
+        });
         self
     }
 

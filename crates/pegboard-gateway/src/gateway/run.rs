@@ -219,6 +219,15 @@ pub(super) async fn http(
     )
     .map_err(|e| GatewayError::HttpOption(format!("{e:#}")))?;
     let health = app.health.clone();
+    #[cfg(feature = "store")]
+    if let Some(store) = &gateway.server.hooks().store {
+        // Said once at startup; a store that is down is not fatal: sessions held here are served,
+        // and the store is used again as soon as it answers.
+        match store.ping().await {
+            Ok(()) => tracing::info!("store {} answers", store.url()),
+            Err(e) => tracing::warn!("{e}; serving on, and using the store once it answers"),
+        }
+    }
     let local = listener
         .local_addr()
         .map_err(|e| GatewayError::Serve(format!("the listener has no local address: {e}")))?;

@@ -42,6 +42,8 @@ pub mod names {
     pub const DENIED: &str = "pegboard_denied";
     /// Spans dropped by a full export queue (counter).
     pub const SPANS_DROPPED: &str = "pegboard_spans_dropped";
+    /// Store round trips that failed or timed out (counter).
+    pub const STORE_ERRORS: &str = "pegboard_store_errors";
 }
 
 /// The whole exposition of `metrics`.
@@ -214,6 +216,14 @@ impl Collector for Scrape {
                 MetricType::Counter,
             )?
             .encode_counter::<[(&str, &str); 0], _, u64>(&m.spans_dropped(), None)?;
+        encoder
+            .encode_descriptor(
+                names::STORE_ERRORS,
+                "Round trips to the store (--store) that failed or timed out.",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<[(&str, &str); 0], _, u64>(&m.store_errors(), None)?;
         Ok(())
     }
 }

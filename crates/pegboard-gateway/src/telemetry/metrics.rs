@@ -57,6 +57,8 @@ pub struct Metrics {
     in_flight: AtomicI64,
     denied: [AtomicU64; DenyReason::ALL.len()],
     spans_dropped: Arc<AtomicU64>,
+    /// Round trips to the store that failed (shared with the store's handle).
+    store_errors: Arc<AtomicU64>,
 }
 
 impl Default for Metrics {
@@ -72,6 +74,7 @@ impl Default for Metrics {
             in_flight: AtomicI64::new(0),
             denied: std::array::from_fn(|_| AtomicU64::new(0)),
             spans_dropped: Arc::new(AtomicU64::new(0)),
+            store_errors: Arc::new(AtomicU64::new(0)),
         }
     }
 }
@@ -280,6 +283,18 @@ impl Metrics {
     #[must_use]
     pub fn spans_dropped_counter(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.spans_dropped)
+    }
+
+    /// The counter of the store's failed round trips (shared with the store's handle).
+    #[must_use]
+    pub fn store_errors_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.store_errors)
+    }
+
+    /// The store's failed round trips so far.
+    #[must_use]
+    pub fn store_errors(&self) -> u64 {
+        self.store_errors.load(Ordering::Relaxed)
     }
 
     /// Sessions open now.
