@@ -85,7 +85,8 @@ pub(crate) struct StoreLock {
 }
 
 impl InStore {
-    /// Credentials in `store`, sealed with `key`.
+    /// Credentials in `store`, sealed with `key` (tests; the gateway's come from [`use_store`]).
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn new(store: Store, key: SealKey) -> Self {
         Self { store, key }
     }
@@ -130,7 +131,7 @@ impl InStore {
         record: Option<&CredentialRecord>,
     ) -> Result<(), StoreError> {
         let key = self.entry_key(digest);
-        let mut command = match record {
+        let command = match record {
             Some(record) => {
                 let plain = serde_json::to_vec(record)
                     .map_err(|e| StoreError::Shared(format!("cannot write a record: {e}")))?;

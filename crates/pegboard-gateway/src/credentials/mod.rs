@@ -36,4 +36,4 @@ pub use store::{ServerStore, Store};
 #[cfg(feature = "store")]
 pub(crate) use in_store::{InStore, use_store};
 #[cfg(feature = "store")]
-pub use seal::{KEY_VAR, SealError, SealKey};
+pub(crate) use seal::SealKey;

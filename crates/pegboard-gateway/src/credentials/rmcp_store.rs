@@ -39,7 +39,7 @@ struct Inner {
 }
 
 /// The entry's lock held by a refresh; clears the flags when dropped.
-pub struct HeldLock {
+pub(crate) struct HeldLock {
     _lock: EntryLock,
     guarded: Arc<AtomicBool>,
     around: Option<Arc<AtomicBool>>,
@@ -80,7 +80,7 @@ impl RmcpStore {
     ///
     /// # Errors
     /// The lock cannot be taken (the store cannot be reached).
-    pub async fn lock_for_refresh(&self) -> Result<HeldLock, StoreError> {
+    pub(crate) async fn lock_for_refresh(&self) -> Result<HeldLock, StoreError> {
         let lock = self.inner.store.lock().await?;
         self.inner.guarded.store(true, Ordering::SeqCst);
         self.inner.held_around.store(true, Ordering::SeqCst);

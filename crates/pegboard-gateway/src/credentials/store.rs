@@ -33,7 +33,7 @@ enum Backend {
 // Held for what dropping it does (the lock is given back); never read.
 #[allow(dead_code)]
 #[derive(Debug)]
-pub enum EntryLock {
+pub(crate) enum EntryLock {
     /// The entry's lock file (`flock`).
     File(LockGuard),
     /// The entry's lock in the store.
@@ -107,8 +107,8 @@ impl Store {
         }
     }
 
-    /// The credentials kept in `store` (for tests and embedders that hold one).
-    #[cfg(feature = "store")]
+    /// The credentials kept in `store` (for the tests).
+    #[cfg(all(feature = "store", any(test, feature = "testing")))]
     pub(crate) fn in_store(store: super::in_store::InStore) -> Self {
         Self {
             backend: Backend::Shared(store),
@@ -175,7 +175,7 @@ impl ServerStore {
     ///
     /// # Errors
     /// The lock file cannot be created.
-    pub async fn lock(&self) -> Result<EntryLock, StoreError> {
+    pub(crate) async fn lock(&self) -> Result<EntryLock, StoreError> {
         #[cfg(feature = "store")]
         if let Backend::Shared(shared) = &self.backend {
             return shared.lock(&self.key.digest()).await.map(EntryLock::Shared);
