@@ -23,6 +23,8 @@ const FREE: &str = "free-token-0123456789abcdef";
 const WAIT: Duration = Duration::from_secs(45);
 /// The trace of every call the express lane carries (counted to tell the two ways apart).
 const LOG: &str = "warn,pegboard_gateway::express=trace";
+/// The client `ci`'s calls in progress, in the store (the default prefix).
+const CI_CALLS: &str = "pegboard:limits:ci:calls";
 
 /// A config of the test server with the client `ci` (its `limits`) and `free` (none).
 fn config(dir: &std::path::Path, limits: serde_json::Value) -> Result<std::path::PathBuf> {
@@ -113,11 +115,11 @@ async fn calls_per_minute_30_lets_30_through_in_a_burst_across_three_replicas() 
 }
 
 /// Call `test-sleep` for `ms` on `session` in the background: its answer when it ends.
-fn sleep_call(session: std::sync::Arc<Session>, ms: u64) -> tokio::task::JoinHandle<Result<bool>> {
-    tokio::spawn(async move {
-        let answer = session.call("test-sleep", json!({ "ms": ms })).await?;
-        Ok(answer.ok())
-    })
+fn sleep_call(
+    session: std::sync::Arc<Session>,
+    ms: u64,
+) -> tokio::task::JoinHandle<Result<common::fleet::Answer>> {
+    tokio::spawn(async move { session.call("test-sleep", json!({ "ms": ms })).await })
 }
 
 /// Call `test-echo` on `session` until an answer satisfies `done` (within [`WAIT`]): that
@@ -127,17 +129,19 @@ async fn echo_until(
     session: &Session,
     done: impl Fn(&common::fleet::Answer) -> bool,
 ) -> Result<common::fleet::Answer> {
-    tokio::time::timeout(WAIT, async {
+    let last = std::sync::Mutex::new(None);
+    let found = tokio::time::timeout(WAIT, async {
         loop {
             let answer = session.call("test-echo", json!({ "text": "x" })).await?;
             if done(&answer) {
                 return anyhow::Ok(answer);
             }
+            *last.lock().unwrap() = Some(answer);
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     })
-    .await
-    .context("no such answer in time")?
+    .await;
+    found.with_context(|| format!("no such answer in time; the last: {:?}", last.lock().unwrap()))?
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,22 +156,27 @@ async fn max_concurrent_counts_the_calls_of_every_replica_on_both_ways() -> Resu
         // A plain call first: the tool answers plainly, so the next calls may take the lane.
         assert!(b.call("test-echo", json!({ "text": "x" })).await?.ok());
         let long = sleep_call(std::sync::Arc::clone(&a), 4000);
-        // While A's call runs, B (which runs nothing) is refused: the fleet's one place is
-        // taken.
-        let refused = echo_until(&b, |a| !a.ok()).await?;
+        // Once A's call holds the fleet's one place (seen in the store), B, which runs
+        // nothing, is refused.
+        common::fleet::until_zcard(redis.port(), db, CI_CALLS, 1).await?;
+        let refused = b.call("test-echo", json!({ "text": "x" })).await?;
         let said = refused.said();
         assert!(said.contains("maxConcurrent") && said.contains("client `ci`"), "{said}");
         assert!(!long.is_finished(), "refused only while the long call ran");
-        assert!(long.await??, "the long call itself succeeded");
-        // Its place is given back as it ends: B is admitted again.
-        echo_until(&b, common::fleet::Answer::ok).await?;
+        let long = long.await??;
+        assert!(long.ok(), "the long call itself succeeded: {long:?}");
+        // Its place is given back before its answer goes out: B is admitted at once.
+        let admitted = b.call("test-echo", json!({ "text": "x" })).await?;
+        assert!(admitted.ok(), "{admitted:?}");
+        assert_eq!(common::fleet::zcard(redis.port(), db, CI_CALLS).await?, 0);
         // `free` has no limit: never refused, whatever `ci` holds.
         let free = Session::open(&fleet[1].url, Some(FREE)).await?;
         let held = sleep_call(std::sync::Arc::clone(&a), 1500);
         for _ in 0..5 {
             assert!(free.call("test-echo", json!({ "text": "f" })).await?.ok());
         }
-        assert!(held.await??);
+        let held = held.await??;
+        assert!(held.ok(), "{held:?}");
     }
     Ok(())
 }
@@ -181,7 +190,8 @@ async fn the_place_of_a_call_on_a_killed_replica_expires() -> Result<()> {
     let a = std::sync::Arc::new(Session::open(&fleet[0].url, Some(CI)).await?);
     let b = Session::open(&fleet[1].url, Some(CI)).await?;
     let _long = sleep_call(a, 600_000);
-    let refused = echo_until(&b, |a| !a.ok()).await?;
+    common::fleet::until_zcard(redis.port(), 0, CI_CALLS, 1).await?;
+    let refused = b.call("test-echo", json!({ "text": "x" })).await?;
     assert!(refused.said().contains("maxConcurrent"), "{}", refused.said());
     // Killed mid-call: it gives nothing back. Its lease is no longer renewed and expires
     // (15 s), and B is admitted again: no count leaks.

@@ -91,6 +91,7 @@ impl Session {
         url: &str,
         token: Option<&str>,
     ) -> Result<std::result::Result<Self, Answer>> {
+        super::oauth::install_tls();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .build()?;
@@ -182,4 +183,41 @@ fn message_of(text: &str) -> Option<Value> {
         .filter_map(|l| l.strip_prefix("data:"))
         .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .rfind(|v| v.get("id").is_some())
+}
+
+/// How many members the sorted set `key` of database `db` holds in the redis-server on
+/// `port` (inline commands over a fresh connection: `SELECT`, then `ZCARD`).
+pub async fn zcard(port: u16, db: u8, key: &str) -> Result<u64> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    let mut stream = tokio::io::BufReader::new(stream);
+    stream
+        .get_mut()
+        .write_all(format!("SELECT {db}\r\nZCARD {key}\r\n").as_bytes())
+        .await?;
+    let mut selected = String::new();
+    stream.read_line(&mut selected).await?;
+    anyhow::ensure!(selected.starts_with("+OK"), "SELECT {db}: {selected}");
+    let mut count = String::new();
+    stream.read_line(&mut count).await?;
+    count
+        .trim()
+        .strip_prefix(':')
+        .and_then(|n| n.parse().ok())
+        .with_context(|| format!("ZCARD {key}: {count}"))
+}
+
+/// Wait (45 s at most) until the sorted set `key` holds `n` members: what another process put
+/// in the store, seen in the store.
+pub async fn until_zcard(port: u16, db: u8, key: &str, n: u64) -> Result<()> {
+    tokio::time::timeout(Duration::from_secs(45), async {
+        loop {
+            if zcard(port, db, key).await? == n {
+                return anyhow::Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .with_context(|| format!("{key} never held {n}"))?
 }

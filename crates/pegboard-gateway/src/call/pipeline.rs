@@ -81,7 +81,7 @@ pub(crate) async fn call_tool(
     }
     let mut who = caller.who();
     who.admitted = admitted.as_ref();
-    let (watch, outcome) =
+    let (mut watch, outcome) =
         match Watch::begin(who, (&name, None), Some(id), incoming, arguments) {
             Ok(mut watch) => {
                 let outcome = forward(board, &name, request, context, caller, &mut watch).await;
@@ -108,6 +108,7 @@ pub(crate) async fn call_tool(
         }
         _ => 0,
     };
+    watch.release_shared_place().await;
     watch.end(ended, bytes_in, bytes_out);
     match outcome {
         Ok(CallToolResponse::Complete(mut result)) => {

@@ -271,6 +271,20 @@ impl Watch {
         }
     }
 
+    /// The call has ended: its place among a fleet-wide `maxConcurrent` is given back now, and
+    /// the store has it before the answer goes out (the client's next call, on any replica,
+    /// finds it free, as on one replica). Free for any other call: nothing to wait for.
+    pub(crate) async fn release_shared_place(&mut self) {
+        if self
+            ._admission
+            .as_ref()
+            .is_some_and(CallAdmission::holds_shared_place)
+            && let Some(admission) = self._admission.take()
+        {
+            admission.release().await;
+        }
+    }
+
     /// The call of `name` (on the board) goes to `route` under the tool's original name: the
     /// trace context its upstream request carries (the gateway's CLIENT span in the client's
     /// trace; a new span id in it when spans are off; nothing without an incoming trace).

@@ -42,6 +42,22 @@ pub struct CallAdmission {
     _shared: Option<SharedPermit>,
 }
 
+impl CallAdmission {
+    /// Whether the call holds a place counted in the store (a fleet-wide `maxConcurrent`),
+    /// which [`CallAdmission::release`] gives back before the answer goes out.
+    pub(crate) fn holds_shared_place(&self) -> bool {
+        self._shared.as_ref().is_some_and(SharedPermit::holds)
+    }
+
+    /// The call has ended: give its places back, and wait until the store has its own, so that
+    /// the client's next call (on any replica) finds it free, as on one replica.
+    pub(crate) async fn release(self) {
+        if let Some(shared) = self._shared {
+            shared.release().await;
+        }
+    }
+}
+
 impl Client {
     /// A client with `tools` patterns, `resources` flag and `limits`; `max_sessions` is its
     /// session limit (its own `maxSessions`, else its fair share of `--max-sessions`).

@@ -72,6 +72,10 @@ pub(crate) trait Place: Send + Sync + fmt::Debug {
     /// The place's name in the store, and stop giving it back on drop: the caller gives it
     /// up itself (in the same step as it takes another).
     fn disarm(&mut self) -> String;
+
+    /// Give the place back now, and wait until the store has it (bounded by the store's
+    /// round trip; if that fails, the place expires by itself).
+    fn release(self: Box<Self>) -> Pending<'static, ()>;
 }
 
 // Only the store makes permits (the cargo feature `store`).
@@ -90,6 +94,18 @@ impl SharedPermit {
     /// The place's name, no longer given back on drop (see [`Place::disarm`]).
     pub(crate) fn disarm(mut self) -> Option<String> {
         self.0.take().map(|mut place| place.disarm())
+    }
+
+    /// Whether it holds a place (a call with only a rate limit holds none).
+    pub(crate) fn holds(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Give the place back and wait until the store has it (see [`Place::release`]).
+    pub(crate) async fn release(mut self) {
+        if let Some(place) = self.0.take() {
+            place.release().await;
+        }
     }
 }
 

@@ -109,6 +109,31 @@ impl Place for Lease {
         self.leases.forget(&self.set, &self.name);
         self.name.to_string()
     }
+
+    fn release(mut self: Box<Self>) -> crate::limits::shared::Pending<'static, ()> {
+        self.armed = false;
+        self.leases.forget(&self.set, &self.name);
+        Box::pin(give_back(
+            self.leases.store.clone(),
+            Arc::clone(&self.set),
+            Arc::clone(&self.name),
+        ))
+    }
+}
+
+/// `ZREM` the lease `name` from `set`: one round trip. Not given back (the store cannot be
+/// reached), it expires by itself within its TTL.
+async fn give_back(store: Store, set: Arc<str>, name: Arc<str>) {
+    let mut connection = store.connection();
+    let _ = store
+        .round_trip("giving back a place among a client's limits", async move {
+            redis::cmd("ZREM")
+                .arg(&*set)
+                .arg(&*name)
+                .query_async::<i64>(&mut connection)
+                .await
+        })
+        .await;
 }
 
 impl Drop for Lease {
@@ -117,26 +142,14 @@ impl Drop for Lease {
             return;
         }
         self.leases.forget(&self.set, &self.name);
-        // Given back off the call's path: the answer does not wait for it. If the store cannot
-        // be reached, the lease expires by itself within its TTL.
-        let (store, set, name) = (
-            self.leases.store.clone(),
-            Arc::clone(&self.set),
-            Arc::clone(&self.name),
-        );
+        // Dropped without [`Place::release`] (a session that ended, a call dropped before its
+        // end): given back by a task of its own.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let mut connection = store.connection();
-                let _ = store
-                    .round_trip("giving back a place among a client's limits", async move {
-                        redis::cmd("ZREM")
-                            .arg(&*set)
-                            .arg(&*name)
-                            .query_async::<i64>(&mut connection)
-                            .await
-                    })
-                    .await;
-            });
+            runtime.spawn(give_back(
+                self.leases.store.clone(),
+                Arc::clone(&self.set),
+                Arc::clone(&self.name),
+            ));
         }
     }
 }
