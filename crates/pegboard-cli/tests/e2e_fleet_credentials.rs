@@ -66,7 +66,10 @@ async fn one_login_serves_three_replicas_and_one_replica_spends_each_rotation() 
     ];
     // Once, for the fleet.
     let said = headless_login_with(&config, &data, "alpha", false, &env[..2]).await?;
-    assert!(said.contains("stored in the store redis://127.0.0.1:"), "{said}");
+    assert!(
+        said.contains("stored in the store redis://127.0.0.1:"),
+        "{said}"
+    );
     assert!(
         !data.join("pegboard/credentials.json").exists(),
         "nothing goes to this machine's file"
@@ -182,7 +185,9 @@ async fn a_missing_short_or_wrong_key_is_refused_with_what_to_do() -> Result<()>
     assert!(err.contains("decodes to 5 bytes; it must be 32"), "{err}");
     // `pegboard login --store` without a key changes nothing and says so.
     let mut login = pegboard_cmd(&config, &data, &["login", "alpha", "--no-browser"]);
-    login.env("PEGBOARD_STORE", &store).env_remove("PEGBOARD_STORE_KEY");
+    login
+        .env("PEGBOARD_STORE", &store)
+        .env_remove("PEGBOARD_STORE_KEY");
     let (code, _, err) = run(login).await?;
     assert_ne!(code, 0, "{err}");
     assert!(err.contains("PEGBOARD_STORE_KEY"), "{err}");
@@ -206,9 +211,10 @@ async fn a_missing_short_or_wrong_key_is_refused_with_what_to_do() -> Result<()>
     .await?;
     tokio::time::timeout(
         Duration::from_secs(30),
-        replica
-            .log
-            .wait_for(|l| l.iter().any(|l| l.contains("do not open with the key in PEGBOARD_STORE_KEY"))),
+        replica.log.wait_for(|l| {
+            l.iter()
+                .any(|l| l.contains("do not open with the key in PEGBOARD_STORE_KEY"))
+        }),
     )
     .await
     .context("no word of the wrong key")??;

@@ -141,7 +141,12 @@ async fn echo_until(
         }
     })
     .await;
-    found.with_context(|| format!("no such answer in time; the last: {:?}", last.lock().unwrap()))?
+    found.with_context(|| {
+        format!(
+            "no such answer in time; the last: {:?}",
+            last.lock().unwrap()
+        )
+    })?
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,7 +166,10 @@ async fn max_concurrent_counts_the_calls_of_every_replica_on_both_ways() -> Resu
         common::fleet::until_zcard(redis.port(), db, CI_CALLS, 1).await?;
         let refused = b.call("test-echo", json!({ "text": "x" })).await?;
         let said = refused.said();
-        assert!(said.contains("maxConcurrent") && said.contains("client `ci`"), "{said}");
+        assert!(
+            said.contains("maxConcurrent") && said.contains("client `ci`"),
+            "{said}"
+        );
         assert!(!long.is_finished(), "refused only while the long call ran");
         let long = long.await??;
         assert!(long.ok(), "the long call itself succeeded: {long:?}");
@@ -192,7 +200,11 @@ async fn the_place_of_a_call_on_a_killed_replica_expires() -> Result<()> {
     let _long = sleep_call(a, 600_000);
     common::fleet::until_zcard(redis.port(), 0, CI_CALLS, 1).await?;
     let refused = b.call("test-echo", json!({ "text": "x" })).await?;
-    assert!(refused.said().contains("maxConcurrent"), "{}", refused.said());
+    assert!(
+        refused.said().contains("maxConcurrent"),
+        "{}",
+        refused.said()
+    );
     // Killed mid-call: it gives nothing back. Its lease is no longer renewed and expires
     // (15 s), and B is admitted again: no count leaks.
     let killed = std::time::Instant::now();
@@ -232,7 +244,10 @@ async fn max_sessions_counts_the_sessions_of_every_replica() -> Result<()> {
     let third = Session::open(&fleet[0].url, Some(CI)).await?;
     assert!(third.call("test-echo", json!({ "text": "x" })).await?.ok());
     let gone = first.call("test-echo", json!({ "text": "x" })).await?;
-    assert_eq!(gone.status, 404, "the idle session gave up its place: {gone:?}");
+    assert_eq!(
+        gone.status, 404,
+        "the idle session gave up its place: {gone:?}"
+    );
     // A client without a `maxSessions` is not counted in the store.
     for replica in &fleet {
         Session::open(&replica.url, Some(FREE)).await?;
@@ -263,7 +278,11 @@ async fn with_the_store_down_a_limited_call_is_503_and_an_unlimited_one_is_serve
             "{refused:?}"
         );
         // Never a hang: the store's round trip is bounded (2 s).
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
         for _ in 0..5 {
             let served = free.call("test-echo", json!({ "text": "free" })).await?;
             assert!(served.ok(), "{extra:?}: {served:?}");

@@ -111,7 +111,11 @@ async fn three_replicas_on_the_store_spend_each_rotation_once() -> Result<()> {
     .await?;
     browser.await??;
     assert!(logged_in.refreshable);
-    assert!(logged_in.stored_in.starts_with("the store redis://"), "{}", logged_in.stored_in);
+    assert!(
+        logged_in.stored_in.starts_with("the store redis://"),
+        "{}",
+        logged_in.stored_in
+    );
     let mut replicas = Vec::new();
     for _ in 0..3 {
         let own = credentials_in_store(&redis.url(0), KEY)?;
@@ -145,7 +149,9 @@ async fn three_replicas_on_the_store_spend_each_rotation_once() -> Result<()> {
     let entry = wrong.server(pegboard_gateway::testing::StoreKey::new(&url, &settings));
     let refused = entry.load().await.expect_err("another key opens nothing");
     assert!(
-        refused.to_string().contains("do not open with the key in PEGBOARD_STORE_KEY"),
+        refused
+            .to_string()
+            .contains("do not open with the key in PEGBOARD_STORE_KEY"),
         "{refused}"
     );
     Ok(())

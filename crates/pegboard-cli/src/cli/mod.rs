@@ -349,7 +349,12 @@ pub struct LoginArgs {
     /// Keep the credentials in the fleet's store at URL (redis://HOST:PORT/DB, rediss:// for TLS),
     /// encrypted with the key in PEGBOARD_STORE_KEY: one login for every replica (as
     /// `"credentials": "store"`). Over the config's `store.url`. Needs the `store` feature.
-    #[arg(long, value_name = "URL", env = "PEGBOARD_STORE", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<pegboard_gateway::config::StoreUrl>,
 }
 
@@ -364,7 +369,12 @@ pub struct LogoutArgs {
     pub config: Option<PathBuf>,
 
     /// Forget the credentials kept in the fleet's store at URL (as `login --store`).
-    #[arg(long, value_name = "URL", env = "PEGBOARD_STORE", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<pegboard_gateway::config::StoreUrl>,
 }
 

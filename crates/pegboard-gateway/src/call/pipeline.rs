@@ -81,17 +81,17 @@ pub(crate) async fn call_tool(
     }
     let mut who = caller.who();
     who.admitted = admitted.as_ref();
-    let (mut watch, outcome) =
-        match Watch::begin(who, (&name, None), Some(id), incoming, arguments) {
-            Ok(mut watch) => {
-                let outcome = forward(board, &name, request, context, caller, &mut watch).await;
-                (watch, outcome)
-            }
-            Err(denied) => {
-                let (watch, denied) = *denied;
-                (watch, Err(denied))
-            }
-        };
+    let (mut watch, outcome) = match Watch::begin(who, (&name, None), Some(id), incoming, arguments)
+    {
+        Ok(mut watch) => {
+            let outcome = forward(board, &name, request, context, caller, &mut watch).await;
+            (watch, outcome)
+        }
+        Err(denied) => {
+            let (watch, denied) = *denied;
+            (watch, Err(denied))
+        }
+    };
     let ended = match &outcome {
         Ok(CallToolResponse::Complete(result)) => Ended::Result {
             is_error: result.is_error == Some(true),

@@ -430,7 +430,10 @@ fn an_unknown_credentials_backend_is_refused() {
             .contains("`credentials` must be \"keyring\" (the OS keyring), \"file\""),
         "{err}"
     );
-    assert!(err.to_string().contains("\"store\" (the fleet's store"), "{err}");
+    assert!(
+        err.to_string().contains("\"store\" (the fleet's store"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -51,8 +51,9 @@ static SHARED: RwLock<Option<InStore>> = RwLock::new(None);
 /// The key is missing or not 32 bytes.
 pub(crate) fn use_store(store: Store) -> Result<(), StoreError> {
     let key = SealKey::from_env().map_err(StoreError::Seal)?;
-    *SHARED.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
-        Some(InStore { store, key });
+    *SHARED
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(InStore { store, key });
     Ok(())
 }
 
@@ -111,7 +112,10 @@ impl InStore {
         let sealed: Option<Vec<u8>> = self
             .store
             .round_trip("reading upstream credentials", async {
-                redis::cmd("GET").arg(&key).query_async(&mut connection).await
+                redis::cmd("GET")
+                    .arg(&key)
+                    .query_async(&mut connection)
+                    .await
             })
             .await
             .map_err(|e| Self::failed(&e))?;
@@ -119,9 +123,9 @@ impl InStore {
             return Ok(None);
         };
         let plain = self.key.open(&key, &sealed).map_err(StoreError::Seal)?;
-        serde_json::from_slice(&plain)
-            .map(Some)
-            .map_err(|e| StoreError::Shared(format!("the credentials under {key} are not a record: {e}")))
+        serde_json::from_slice(&plain).map(Some).map_err(|e| {
+            StoreError::Shared(format!("the credentials under {key} are not a record: {e}"))
+        })
     }
 
     /// Write (`Some`) or delete (`None`) the record of the entry `digest`.

@@ -28,12 +28,12 @@ mod store;
 mod tests;
 
 pub use error::StoreError;
+#[cfg(feature = "store")]
+pub(crate) use in_store::{InStore, use_store};
 pub use key::StoreKey;
 pub use record::{ClientRegistration, CredentialRecord, RegistrationKind, now_epoch};
 pub use rmcp_store::{REFUSED, RmcpStore};
-pub use secrets::{Secrets, is_secret_name};
-pub use store::{ServerStore, Store};
-#[cfg(feature = "store")]
-pub(crate) use in_store::{InStore, use_store};
 #[cfg(feature = "store")]
 pub(crate) use seal::SealKey;
+pub use secrets::{Secrets, is_secret_name};
+pub use store::{ServerStore, Store};

@@ -149,11 +149,17 @@ mod tests {
     fn hex_and_base64_of_the_same_bytes_are_the_same_key() {
         let b64 = base64::engine::general_purpose::STANDARD.encode(hex::decode(HEX).unwrap());
         let sealed = SealKey::parse(HEX).unwrap().seal("k", b"secret");
-        assert_eq!(SealKey::parse(&b64).unwrap().open("k", &sealed).unwrap(), b"secret");
-        let url_safe = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(hex::decode(HEX).unwrap());
         assert_eq!(
-            SealKey::parse(&url_safe).unwrap().open("k", &sealed).unwrap(),
+            SealKey::parse(&b64).unwrap().open("k", &sealed).unwrap(),
+            b"secret"
+        );
+        let url_safe =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(hex::decode(HEX).unwrap());
+        assert_eq!(
+            SealKey::parse(&url_safe)
+                .unwrap()
+                .open("k", &sealed)
+                .unwrap(),
             b"secret"
         );
     }
@@ -172,9 +178,15 @@ mod tests {
     fn another_key_another_entry_or_a_changed_byte_does_not_open() {
         let key = SealKey::parse(HEX).unwrap();
         let sealed = key.seal("entry-a", b"{\"token\":\"t\"}");
-        assert!(!sealed.windows(5).any(|w| w == b"token"), "the plaintext shows");
+        assert!(
+            !sealed.windows(5).any(|w| w == b"token"),
+            "the plaintext shows"
+        );
         let other = SealKey::parse(&"ab".repeat(32)).unwrap();
-        assert!(matches!(other.open("entry-a", &sealed), Err(SealError::WrongKey(_))));
+        assert!(matches!(
+            other.open("entry-a", &sealed),
+            Err(SealError::WrongKey(_))
+        ));
         assert!(key.open("entry-b", &sealed).is_err());
         let mut changed = sealed.clone();
         let last = changed.len() - 1;

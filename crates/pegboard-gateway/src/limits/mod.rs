@@ -18,10 +18,10 @@ mod tests;
 
 pub use concurrency::{CallPermit, Concurrency};
 pub use errors::LimitError;
-pub use rate::CallRate;
-pub use sessions::{Activity, SessionActivity, SessionBook};
-pub(crate) use sessions::EvictedSession;
-pub use settings::{LimitSettings, fair_share};
 #[cfg(feature = "store")]
 pub(crate) use fleet::FleetLimits;
+pub use rate::CallRate;
+pub(crate) use sessions::EvictedSession;
+pub use sessions::{Activity, SessionActivity, SessionBook};
+pub use settings::{LimitSettings, fair_share};
 pub(crate) use shared::{CallLimits, PreAdmitted, SharedLimits, SharedPermit};

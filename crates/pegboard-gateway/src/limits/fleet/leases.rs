@@ -176,9 +176,10 @@ async fn renew(leases: Weak<Leases>, every: Duration) {
             // lease not renewed in time expires (its place is freed, never held forever).
             let _ = leases
                 .store
-                .round_trip("renewing this replica's places among clients' limits", async {
-                    invocation.invoke_async::<i64>(&mut connection).await
-                })
+                .round_trip(
+                    "renewing this replica's places among clients' limits",
+                    async { invocation.invoke_async::<i64>(&mut connection).await },
+                )
                 .await;
         }
     }

@@ -100,9 +100,7 @@ impl FleetLimits {
             .await
             .map_err(|e| Self::unavailable(client, which(limits), e.to_string()))?;
         match answer.as_slice() {
-            [0] if limit > 0 => Ok(SharedPermit::new(
-                self.leases.held(calls_key, lease),
-            )),
+            [0] if limit > 0 => Ok(SharedPermit::new(self.leases.held(calls_key, lease))),
             [0] => Ok(SharedPermit::none()),
             [1] => Err(LimitError::Concurrency {
                 client: client.to_string(),

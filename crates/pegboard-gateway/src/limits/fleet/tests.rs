@@ -125,7 +125,11 @@ fn the_place_of_a_replica_that_dies_expires() {
         })
         .await
         .expect("the dead replica's lease expired");
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
         // A live replica's lease outlives its TTL: it is renewed.
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert!(matches!(
@@ -177,7 +181,10 @@ async fn sessions_are_counted_across_replicas_and_a_replaced_one_gives_its_place
     let one = a.reserve("ci", 2, None).await.unwrap();
     let _two = b.reserve("ci", 2, None).await.unwrap();
     let refused = b.reserve("ci", 2, None).await.unwrap_err();
-    assert!(matches!(refused, LimitError::ClientSessions { limit: 2, .. }));
+    assert!(matches!(
+        refused,
+        LimitError::ClientSessions { limit: 2, .. }
+    ));
     // `one` closed to make room: its place goes in the same step as the new one is taken.
     let _three = a.reserve("ci", 2, Some(one)).await.unwrap();
     assert!(b.reserve("ci", 2, None).await.is_err());
@@ -206,8 +213,15 @@ async fn a_store_that_cannot_be_reached_refuses_at_once_and_counts_the_error() {
     assert_eq!((client.as_str(), *which), ("ci", "`callsPerMinute`"));
     assert_eq!(*retry_after, Duration::from_secs(1));
     assert!(refused.to_string().contains("retry in 1 s"), "{refused}");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-    assert!(store.errors() >= 1, "counted in pegboard_store_errors_total");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        store.errors() >= 1,
+        "counted in pegboard_store_errors_total"
+    );
     assert!(matches!(
         limits.reserve("ci", 2, None).await,
         Err(LimitError::Unavailable { .. })
