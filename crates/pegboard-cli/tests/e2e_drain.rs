@@ -6,58 +6,20 @@
 //!
 //! The call in flight is held open by the test itself, not by a timer: the test server's `ask`
 //! tool asks the client for input during the call, and the test's client answers only when the
-//! test lets it.
+//! test lets it (`common::latched`).
 
 mod common;
 
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServiceExt,
-    model::{
-        CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-        ElicitationAction, ElicitationCapability, Implementation,
-    },
-    service::RequestContext,
-    transport::StreamableHttpClientTransport,
-};
+use common::latched::{Latched, ask_config, call_ask};
+use rmcp::{ServiceExt, model::CallToolRequestParams, transport::StreamableHttpClientTransport};
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 const WAIT: Duration = Duration::from_secs(30);
 const TOKEN: &str = "drain-test-token-0123456789";
-
-/// A client whose elicitations are answered only when the test releases them: each one it gets
-/// is reported on `asked`, with the sender that answers it.
-#[derive(Clone)]
-struct Latched {
-    asked: mpsc::Sender<oneshot::Sender<()>>,
-}
-
-impl ClientHandler for Latched {
-    fn get_info(&self) -> ClientConfig {
-        let mut caps = ClientCapabilities::default();
-        caps.elicitation = Some(ElicitationCapability::new());
-        ClientConfig::new(caps, Implementation::new("latched", "1"))
-    }
-
-    async fn create_elicitation(
-        &self,
-        _params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let (release, released) = oneshot::channel();
-        self.asked
-            .send(release)
-            .await
-            .map_err(|_| ErrorData::internal_error("the test is gone", None))?;
-        released
-            .await
-            .map_err(|_| ErrorData::internal_error("never released", None))?;
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"answer": "late"})))
-    }
-}
 
 fn authorized(url: &str) -> StreamableHttpClientTransport<reqwest::Client> {
     StreamableHttpClientTransport::from_config(
@@ -69,30 +31,6 @@ fn authorized(url: &str) -> StreamableHttpClientTransport<reqwest::Client> {
 /// The base URL (`http://ADDR`) of a gateway serving at `http://ADDR/mcp`.
 fn base(url: &str) -> String {
     url.trim_end_matches("/mcp").to_string()
-}
-
-/// A config of the test server with its `ask` tool, in `dir`.
-fn ask_config(dir: &std::path::Path) -> Result<std::path::PathBuf> {
-    let config = dir.join("pegboard.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"t": common::demo_server("test", &["--ask-tool"])}}).to_string(),
-    )?;
-    Ok(config)
-}
-
-/// Call `t-ask` (an elicitation) in a task of its own: it ends when the test releases it.
-fn call_ask(
-    client: rmcp::service::RunningService<RoleClient, Latched>,
-) -> tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::service::ServiceError>> {
-    tokio::spawn(async move {
-        let arguments = json!({"via": "elicitation"});
-        let arguments = arguments.as_object().cloned().unwrap_or_default();
-        client
-            .peer()
-            .call_tool(CallToolRequestParams::new("t-ask").with_arguments(arguments))
-            .await
-    })
 }
 
 async fn probe(http: &reqwest::Client, url: &str) -> Result<(u16, String)> {

@@ -14,9 +14,10 @@
 
 mod common;
 
+use common::nginx::Nginx;
 use common::{installed, test_deps};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -33,28 +34,8 @@ const STICKY_PROXY_PASS: &str = "proxy_pass http://$pegboard_backend;";
 /// The name the replicas are reached under in the shipped file (`server_name`, `--allow-host`).
 const PUBLIC_HOST: &str = "mcp.example.com";
 
-/// Until nginx says it is listening.
-const NGINX_START: Duration = Duration::from_secs(10);
 /// One client run, all its sessions and calls.
 const RUN: Duration = Duration::from_secs(180);
-
-/// nginx from PATH, else Debian's /usr/sbin (not on a non-root user's PATH).
-fn nginx_binary() -> PathBuf {
-    let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|dir| dir.join("nginx"))
-        .find(|p| p.is_file());
-    let found = on_path.or_else(|| Some(PathBuf::from("/usr/sbin/nginx")).filter(|p| p.is_file()));
-    match found {
-        Some(path) => path,
-        None => panic!(
-            "nginx is missing (not on PATH, not /usr/sbin/nginx): this test needs a real nginx; \
-             install it (Debian: apt-get install nginx-light)"
-        ),
-    }
-}
 
 /// The shipped config with the test's addresses; `sticky: false` takes the `map` routing out
 /// (every request round robin over the pool).
@@ -74,64 +55,6 @@ fn site_config(r1: &str, r2: &str, listen: &str, sticky: bool) -> Result<String>
         site = site.replace(STICKY_PROXY_PASS, "proxy_pass http://pegboard_pool;");
     }
     Ok(site)
-}
-
-/// A running nginx, its files in a temp dir; killed on drop.
-struct Nginx {
-    _child: tokio::process::Child,
-    _dir: tempfile::TempDir,
-    url: String,
-}
-
-impl Nginx {
-    /// nginx serving `site` (an `http`-context config) on a free loopback port, once it listens.
-    async fn start(site: &str) -> Result<Self> {
-        let dir = tempfile::tempdir()?;
-        let root = dir.path();
-        let temp = root.join("temp");
-        std::fs::create_dir(&temp)?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let listen = format!("127.0.0.1:{port}");
-        std::fs::write(root.join("site.conf"), site.replace("{LISTEN}", &listen))?;
-        let (r, t) = (root.display(), temp.display());
-        // Notices go to stderr too: nginx prints its version there once it has read the config
-        // and is listening (the listening socket is opened before), which is the event waited for.
-        let main = format!(
-            "daemon off;\nmaster_process off;\npid {r}/nginx.pid;\nerror_log {r}/error.log warn;\n\
-             error_log stderr notice;\n\
-             events {{ worker_connections 512; }}\n\
-             http {{\n  access_log off;\n  client_body_temp_path {t}/body;\n  proxy_temp_path {t}/proxy;\n  \
-             fastcgi_temp_path {t}/fastcgi;\n  uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n  \
-             include {r}/site.conf;\n}}\n"
-        );
-        std::fs::write(root.join("nginx.conf"), main)?;
-        let mut command = tokio::process::Command::new(nginx_binary());
-        command
-            .arg("-p")
-            .arg(root)
-            .arg("-e")
-            .arg(root.join("error.log"))
-            .arg("-c")
-            .arg(root.join("nginx.conf"));
-        let url = format!("http://{listen}/mcp");
-        let listening = |line: &str| {
-            (line.contains("[notice]") && line.contains(": nginx/")).then(|| url.clone())
-        };
-        let child = match common::spawn_serving(command, NGINX_START, listening).await {
-            Ok((child, _)) => child,
-            Err(e) => {
-                let log = std::fs::read_to_string(root.join("error.log")).unwrap_or_default();
-                bail!("nginx did not start listening on {listen}: {e:#}\n{log}");
-            }
-        };
-        Ok(Self {
-            _child: child,
-            _dir: dir,
-            url,
-        })
-    }
 }
 
 /// The two replicas on the demo servers: `r1` named by flag, `r2` by environment.

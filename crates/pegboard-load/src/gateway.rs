@@ -56,10 +56,18 @@ pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
 pub type Extra = (Vec<String>, Vec<(String, String)>);
 
 /// What `pegboard serve` gets for `telemetry`: more arguments, more environment.
-pub fn telemetry_setup(telemetry: Telemetry, otlp_endpoint: Option<&str>) -> Result<Extra> {
+pub fn telemetry_setup(
+    telemetry: Telemetry,
+    otlp_endpoint: Option<&str>,
+    store: Option<&str>,
+) -> Result<Extra> {
     Ok(match telemetry {
         Telemetry::Off => (Vec::new(), Vec::new()),
         Telemetry::Metrics => (vec!["--metrics".into(), "127.0.0.1:0".into()], Vec::new()),
+        Telemetry::Store => {
+            let url = store.context("--telemetry store: give the store's URL with --store")?;
+            (vec!["--store".into(), url.into()], Vec::new())
+        }
         Telemetry::Traces => {
             let endpoint = otlp_endpoint.context("--telemetry traces: no OTLP endpoint")?;
             let env = [

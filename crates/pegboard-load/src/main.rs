@@ -123,6 +123,10 @@ enum Telemetry {
     /// Spans of every call (sampler ratio 1.0) exported over OTLP/HTTP to `--otlp-endpoint`,
     /// else to a sink in the harness's process that counts and drops them.
     Traces,
+    /// `--store URL` (the harness's `--store`): sessions kept in Redis or Valkey (a gateway
+    /// built with the `store` feature). The measured session is held by the gateway, so a call
+    /// should cost no store round trip.
+    Store,
 }
 
 impl Telemetry {
@@ -132,6 +136,7 @@ impl Telemetry {
             Telemetry::Off => "",
             Telemetry::Metrics => " +metrics",
             Telemetry::Traces => " +traces",
+            Telemetry::Store => " +store",
         }
     }
 }
@@ -188,7 +193,7 @@ struct RunArgs {
     gateway_env: Vec<(String, String)>,
     /// How each `pegboard serve` front runs, one gateway per value, measured in the same
     /// interleaved rounds: `off`, `metrics` (`--metrics`), `traces` (spans at ratio 1.0, exported
-    /// over OTLP/HTTP), e.g. `--telemetry off,metrics,traces`.
+    /// over OTLP/HTTP), `store` (`--store`, the URL below), e.g. `--telemetry off,metrics,traces`.
     #[arg(long, value_delimiter = ',', default_value = "off")]
     telemetry: Vec<Telemetry>,
     /// Another `pegboard` binary (e.g. a build of the code before a change) measured beside the
@@ -199,6 +204,9 @@ struct RunArgs {
     /// own on loopback, which counts the export requests and drops them).
     #[arg(long)]
     otlp_endpoint: Option<String>,
+    /// The store the `store` gateways keep their sessions in (`redis://HOST:PORT/DB`).
+    #[arg(long)]
+    store: Option<String>,
     /// KEY=VALUE added to every backend's environment, direct or behind a gateway (repeatable).
     #[arg(long, value_parser = parse_env)]
     backend_env: Vec<(String, String)>,

@@ -181,7 +181,7 @@ async fn measure(
         ));
     }
     for &t in &args.telemetry {
-        let (extra, mut env) = gateway::telemetry_setup(t, otlp)?;
+        let (extra, mut env) = gateway::telemetry_setup(t, otlp, args.store.as_deref())?;
         env.extend(args.gateway_env.iter().cloned());
         telemetry.push((t.suffix(), gateway_bin, extra, env));
     }

@@ -4,6 +4,8 @@
 pub mod changes;
 pub mod client_home;
 pub mod fleet;
+pub mod latched;
+pub mod nginx;
 pub mod oauth;
 pub mod observe;
 pub mod oidc;

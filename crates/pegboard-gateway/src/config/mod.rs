@@ -19,7 +19,8 @@
 //! definitions is; `pegboard.lock` beside the config by default): see [`crate::pins`]. Other unknown fields are ignored with a warning.
 //!
 //! Beside the servers, `clients` and `auth` say who may call the gateway and what each caller
-//! sees: parsed by [`crate::identity::parse_access`] into [`Config::access`].
+//! sees: parsed by [`crate::identity::parse_access`] into [`Config::access`]. `store` says where
+//! replicas share their sessions ([`StoreSettings`], [`Config::store`]).
 //!
 //! `${VAR}` in `command`, `args`, `env`, `cwd`, `url` and `headers` is replaced by the environment variable
 //! `VAR` (an error if it is unset); `${VAR:-fallback}` uses `fallback` when `VAR` is unset or empty; `$${` is a

@@ -82,6 +82,7 @@ pub enum StoreUrlError {
 
 impl StoreUrl {
     /// The URL with its password: for the client only, never for a message.
+    #[cfg_attr(not(feature = "store"), allow(dead_code))]
     pub(crate) fn connect_string(&self) -> &str {
         &self.raw
     }

@@ -27,6 +27,8 @@ use crate::server::BoardServer;
 use crate::session::http_sessions::Sessions;
 use crate::telemetry::{DenyReason, Telemetry};
 
+#[cfg(feature = "store")]
+mod adopt;
 pub(crate) mod health;
 mod origins;
 mod replica;
@@ -192,7 +194,7 @@ pub(crate) fn front_with(
     hosts.extend(options.allow_hosts.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_cancellation_token(ct);
+        .with_cancellation_token(ct.clone());
     config = match origins::allowed(&options.allow_origins)? {
         Some(allowed) => config
             .with_allowed_origins(allowed)
@@ -205,15 +207,33 @@ pub(crate) fn front_with(
             .with_json_response(true);
     }
     let book = crate::limits::SessionBook::new(options.sessions.max);
+    // With a store (and sessions), any replica serves any session (`crate::store::sessions`).
+    #[cfg(feature = "store")]
+    let stored = match (&server.hooks().store, options.stateless) {
+        (Some(store), false) => {
+            let stored =
+                crate::store::sessions::StoredSessions::new(store.clone(), options.sessions.idle);
+            stored.sweep_until(ct.clone());
+            config.session_store = Some(stored.for_rmcp());
+            Some(stored)
+        }
+        _ => None,
+    };
+    #[cfg(feature = "store")]
+    let server = server.with_stored(stored.clone());
     let manager = sessions::manager(
         options.sessions,
         options.replica_id.clone(),
         Arc::clone(&book),
+        #[cfg(feature = "store")]
+        stored.clone(),
     );
     let cap = sessions::Cap {
         manager: Arc::clone(&manager),
         book: Arc::clone(&book),
         sessions: Arc::clone(server.relay().express_sessions()),
+        #[cfg(feature = "store")]
+        stored: stored.map(|stored| (stored, Arc::clone(&health))),
     };
     let lane = HttpLane::new(
         !options.stateless && server.express(),

@@ -133,6 +133,10 @@ pub(crate) struct ReplicaSessions {
     replica: Option<ReplicaId>,
     /// Who holds each session (`http/sessions.rs`): told of every session closed here.
     book: Option<Arc<crate::limits::SessionBook>>,
+    /// The store's sessions, with `--store`: a session of another replica is restored here
+    /// (rmcp's `restore_session`), and one closed here is only forgotten (it stays in the store).
+    #[cfg(feature = "store")]
+    stored: Option<Arc<crate::store::sessions::StoredSessions>>,
 }
 
 impl ReplicaSessions {
@@ -141,7 +145,25 @@ impl ReplicaSessions {
             local,
             replica,
             book: None,
+            #[cfg(feature = "store")]
+            stored: None,
         }
+    }
+
+    /// Restore sessions of other replicas from `stored`, and tell it of every session closed.
+    #[cfg(feature = "store")]
+    pub(crate) fn with_store(
+        mut self,
+        stored: Arc<crate::store::sessions::StoredSessions>,
+    ) -> Self {
+        self.stored = Some(stored);
+        self
+    }
+
+    /// Whether session `id` is held here (without the wrong-replica hint of `has_session`).
+    #[cfg(feature = "store")]
+    pub(crate) async fn holds(&self, id: &str) -> bool {
+        self.local.sessions.read().await.contains_key(id)
     }
 
     /// Tell `book` of every session closed (its client's DELETE, idle expiry, its worker's end).
@@ -212,6 +234,10 @@ impl SessionManager for ReplicaSessions {
         if let Some(book) = &self.book {
             book.closed(id);
         }
+        #[cfg(feature = "store")]
+        if let Some(stored) = &self.stored {
+            stored.forget(id);
+        }
         if was_open {
             // Logged once it is out of the table, so no longer counted against --max-sessions
             // (the idle-session test waits for this line).
@@ -251,8 +277,20 @@ impl SessionManager for ReplicaSessions {
         Ok(self.local.resume(id, last_event_id).await?)
     }
 
-    // `restore_session` keeps the default (not supported): a session of another replica is never
-    // re-created here; it is answered 404 like any unknown session.
+    /// Without a store, not supported: a session of another replica is never re-created here;
+    /// it is answered 404 like any unknown session. With one, rmcp restores a session the store
+    /// holds (see `crate::store::sessions`).
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Transport>, Self::Error> {
+        #[cfg(feature = "store")]
+        if self.stored.is_some() {
+            return Ok(self.local.restore_session(id).await?);
+        }
+        let _ = id;
+        Ok(RestoreOutcome::NotSupported)
+    }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.local.event_store()

@@ -32,7 +32,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use super::replica::{ReplicaId, ReplicaSessions};
 use crate::identity::{Client, DEFAULT_CLIENT};
-use crate::limits::{LimitError, SessionActivity, SessionBook};
+use crate::limits::{LimitError, Reservation, SessionActivity, SessionBook};
 use crate::protocol::headers::SESSION_HEADER;
 use crate::session::http_sessions::Sessions;
 
@@ -65,10 +65,17 @@ pub(crate) fn manager(
     limits: SessionLimits,
     replica: Option<ReplicaId>,
     book: Arc<SessionBook>,
+    #[cfg(feature = "store")] stored: Option<Arc<crate::store::sessions::StoredSessions>>,
 ) -> Arc<ReplicaSessions> {
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(limits.idle);
-    Arc::new(ReplicaSessions::new(manager, replica).with_book(book))
+    let sessions = ReplicaSessions::new(manager, replica).with_book(book);
+    #[cfg(feature = "store")]
+    let sessions = match stored {
+        Some(stored) => sessions.with_store(stored),
+        None => sessions,
+    };
+    Arc::new(sessions)
 }
 
 /// The state of [`cap`]: the sessions, who holds them, and the lane's registry of them.
@@ -77,6 +84,13 @@ pub(crate) struct Cap {
     pub(crate) manager: Arc<ReplicaSessions>,
     pub(crate) book: Arc<SessionBook>,
     pub(crate) sessions: Arc<Sessions>,
+    /// With `--store`: the store's sessions (adopted here when not held) and whether this
+    /// replica drains (then it adopts none).
+    #[cfg(feature = "store")]
+    pub(crate) stored: Option<(
+        Arc<crate::store::sessions::StoredSessions>,
+        Arc<super::health::Health>,
+    )>,
 }
 
 /// Admit a new session for the request's client, or mark a request of an open session busy
@@ -87,6 +101,14 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
         .get(SESSION_HEADER)
         .and_then(|id| id.to_str().ok())
     {
+        #[cfg(feature = "store")]
+        if let Some((stored, health)) = &cap.stored {
+            if !cap.manager.holds(id).await {
+                let id = id.to_string();
+                return super::adopt::adopt(&cap, stored, health, id, request, next).await;
+            }
+            stored.used(id);
+        }
         let busy = cap.book.begin(id);
         let response = next.run(request).await;
         return match busy {
@@ -106,32 +128,14 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
             &fallback
         }
     };
+    #[cfg(feature = "store")]
+    let client_name = Arc::clone(client.name_arc());
     let mut reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
         Ok(reservation) => reservation,
         Err(refused) => return refuse(&refused),
     };
-    if let Some(evicted) = reservation.evicted() {
-        close(&cap, client, evicted).await;
-    }
-    if let Some((shared, max)) = client.shared_sessions() {
-        // The client's `maxSessions` counts the fleet's sessions (the store's).
-        let replacing = reservation.take_evicted_place();
-        let mut taken = shared.reserve_session(client.name(), max, replacing).await;
-        if let Err(LimitError::ClientSessions { .. }) = taken
-            && let Some((evicted, place)) = cap.book.evict_idle_of(client.name())
-        {
-            // The fleet holds its limit: this replica's idle session of the client that was
-            // used least recently makes room, as on one replica.
-            close(&cap, client, &evicted).await;
-            taken = shared.reserve_session(client.name(), max, place).await;
-        }
-        match taken {
-            Ok(place) => reservation.hold(place),
-            Err(refused @ LimitError::Unavailable { .. }) => {
-                return crate::express::http::unavailable(&refused);
-            }
-            Err(refused) => return refuse(&refused),
-        }
+    if let Err(refused) = make_room(&cap, &mut reservation, client, None).await {
+        return refused;
     }
     let response = next.run(request).await;
     match response
@@ -139,11 +143,65 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
         .get(SESSION_HEADER)
         .and_then(|id| id.to_str().ok())
     {
-        Some(id) => reservation.confirm(id),
+        Some(id) => {
+            // Written to the store before the client learns the id: its next request may go
+            // to any replica.
+            #[cfg(feature = "store")]
+            if let Some((stored, _)) = &cap.stored {
+                stored.opened(id, &client_name).await;
+            }
+            // Its place among a fleet-wide `maxSessions` goes by its id from now on: a replica
+            // that takes the session over keeps that place, and takes no other.
+            reservation.name_place(id).await;
+            reservation.confirm(id);
+        }
         // No session was opened (an error, a stateless answer): the place is freed.
         None => drop(reservation),
     }
     response
+}
+
+/// Close the session `reservation` gave up to make room, if any; when the client's
+/// `maxSessions` is counted for the fleet, take the session's place in the store (`adopting`:
+/// the id of a session taken over from the store, whose place it keeps). Else the answer that
+/// refuses the session.
+pub(super) async fn make_room(
+    cap: &Cap,
+    reservation: &mut Reservation,
+    client: &Client,
+    adopting: Option<&str>,
+) -> Result<(), Response> {
+    if let Some(evicted) = reservation.evicted() {
+        close(cap, client, evicted).await;
+    }
+    let Some((shared, max)) = client.shared_sessions() else {
+        return Ok(());
+    };
+    // The client's `maxSessions` counts the fleet's sessions (the store's).
+    let replacing = reservation.take_evicted_place();
+    let mut taken = shared
+        .reserve_session(client.name(), max, replacing, adopting)
+        .await;
+    if let Err(LimitError::ClientSessions { .. }) = taken
+        && let Some((evicted, place)) = cap.book.evict_idle_of(client.name())
+    {
+        // The fleet holds its limit: this replica's idle session of the client that was used
+        // least recently makes room, as on one replica.
+        close(cap, client, &evicted).await;
+        taken = shared
+            .reserve_session(client.name(), max, place, adopting)
+            .await;
+    }
+    match taken {
+        Ok(place) => {
+            reservation.hold(place);
+            Ok(())
+        }
+        Err(refused @ LimitError::Unavailable { .. }) => {
+            Err(crate::express::http::unavailable(&refused))
+        }
+        Err(refused) => Err(refuse(&refused)),
+    }
 }
 
 /// Close `evicted`, given up to make room for a new session of `client`.
@@ -164,7 +222,7 @@ async fn close(cap: &Cap, client: &Client, evicted: &crate::limits::EvictedSessi
 
 /// The answer to a new session refused by `limit`: 429 for the client's own limit, 503 for the
 /// gateway's, with `Retry-After`.
-fn refuse(limit: &LimitError) -> Response {
+pub(super) fn refuse(limit: &LimitError) -> Response {
     tracing::warn!("refused a new HTTP session: {limit}");
     let status = match limit {
         LimitError::ClientSessions { .. } => StatusCode::TOO_MANY_REQUESTS,

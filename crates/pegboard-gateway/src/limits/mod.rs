@@ -22,6 +22,6 @@ pub use errors::LimitError;
 pub(crate) use fleet::FleetLimits;
 pub use rate::CallRate;
 pub(crate) use sessions::EvictedSession;
-pub use sessions::{Activity, SessionActivity, SessionBook};
+pub use sessions::{Activity, Reservation, SessionActivity, SessionBook};
 pub use settings::{LimitSettings, fair_share};
 pub(crate) use shared::{CallLimits, PreAdmitted, SharedLimits, SharedPermit};

@@ -273,6 +273,13 @@ impl Reservation {
         self.shared = Some(shared);
     }
 
+    /// The session has its id: its place in the store, if it has one, is named by it.
+    pub(crate) async fn name_place(&mut self, id: &str) {
+        if let Some(shared) = self.shared.take() {
+            self.shared = Some(shared.named(id).await);
+        }
+    }
+
     /// The session was opened with `id`: it is now in the book, idle, most recently used.
     pub fn confirm(mut self, id: impl Into<Arc<str>>) {
         self.confirmed = true;

@@ -49,6 +49,9 @@ pub(crate) trait SharedLimits: Send + Sync + fmt::Debug {
 
     /// Reserve one session of `client`, who may hold `max` across the fleet; `replacing` is a
     /// session of this client closed to make room (its place is given up in the same step).
+    /// `adopting`: the id of a session taken over from another replica, which keeps the place
+    /// it has under that id (a new session's place is named by its id once it has one:
+    /// [`SharedPermit::named`]).
     ///
     /// # Errors
     /// [`LimitError::ClientSessions`] at the limit; [`LimitError::Unavailable`] when the store
@@ -58,6 +61,7 @@ pub(crate) trait SharedLimits: Send + Sync + fmt::Debug {
         client: &'a str,
         max: usize,
         replacing: Option<SharedPermit>,
+        adopting: Option<&'a str>,
     ) -> Pending<'a, Result<SharedPermit, LimitError>>;
 }
 
@@ -76,6 +80,10 @@ pub(crate) trait Place: Send + Sync + fmt::Debug {
     /// Give the place back now, and wait until the store has it (bounded by the store's
     /// round trip; if that fails, the place expires by itself).
     fn release(self: Box<Self>) -> Pending<'static, ()>;
+
+    /// The same place under the name `name` (one round trip; kept under its old name when
+    /// the store cannot be reached).
+    fn renamed(self: Box<Self>, name: String) -> Pending<'static, Box<dyn Place>>;
 }
 
 // Only the store makes permits (the cargo feature `store`).
@@ -99,6 +107,14 @@ impl SharedPermit {
     /// Whether it holds a place (a call with only a rate limit holds none).
     pub(crate) fn holds(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// The same place, named `name` in the store (see [`Place::renamed`]).
+    pub(crate) async fn named(mut self, name: &str) -> Self {
+        match self.0.take() {
+            Some(place) => Self(Some(place.renamed(name.to_string()).await)),
+            None => self,
+        }
     }
 
     /// Give the place back and wait until the store has it (see [`Place::release`]).

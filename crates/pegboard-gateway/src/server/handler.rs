@@ -225,14 +225,25 @@ impl ServerHandler for BoardServer {
             .map_err(|e| match e {
                 rmcp::ServiceError::McpError(upstream) => upstream,
                 other => ErrorData::internal_error(other.to_string(), None),
-            })
+            })?;
+        #[cfg(feature = "store")]
+        if let Some((stored, id)) = self.stored_session(&context) {
+            stored.subscription(id, &request.uri, true);
+        }
+        Ok(())
     }
 
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        #[cfg(feature = "store")]
+        if let Some((stored, id)) = self.stored_session(&context) {
+            stored.subscription(id, &request.uri, false);
+        }
+        #[cfg(not(feature = "store"))]
+        let _ = context;
         let target = self
             .board
             .resource_target(&request.uri)
@@ -257,11 +268,17 @@ impl ServerHandler for BoardServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if self.stateless {
             return Err(no_session("a log level"));
         }
+        #[cfg(feature = "store")]
+        if let Some((stored, id)) = self.stored_session(&context) {
+            stored.level_set(id, request.level);
+        }
+        #[cfg(not(feature = "store"))]
+        let _ = context;
         self.session.set_level(&self.board, request.level).await;
         Ok(())
     }
@@ -292,7 +309,7 @@ impl ServerHandler for BoardServer {
             self.relay.express_sessions().add(
                 id,
                 peer.clone(),
-                client,
+                Arc::clone(&client),
                 self.session.ended().clone(),
                 self.lists(),
             );
@@ -300,6 +317,13 @@ impl ServerHandler for BoardServer {
         let telemetry = self.hooks.telemetry.as_deref();
         self.session
             .start(&self.board, peer.clone(), self.lists(), telemetry);
+        // A session taken over from the store gets back what it had set on its first replica.
+        #[cfg(feature = "store")]
+        if let (Some(stored), Some(id)) = (&self.stored, &http_session)
+            && let Some(adopted) = stored.take_adopted(id)
+        {
+            self.readopt(adopted, &client).await;
+        }
         feed::follow(
             &self.board,
             &self.relay,

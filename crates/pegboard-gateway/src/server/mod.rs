@@ -36,6 +36,8 @@ use crate::{
     telemetry::Transport,
 };
 
+#[cfg(feature = "store")]
+mod adopted;
 pub(crate) mod catalog;
 mod feed;
 mod handler;
@@ -64,6 +66,10 @@ pub struct BoardServer {
     /// The client of requests that carry none of their own (stdio: `--client`, else the
     /// unrestricted `default`); over HTTP each request's authenticated client.
     client: Arc<Client>,
+    /// The store's sessions (`--store`, HTTP): what a session sets is written there, and an
+    /// adopted session gets back what it had set.
+    #[cfg(feature = "store")]
+    stored: Option<Arc<crate::store::sessions::StoredSessions>>,
 }
 
 impl BoardServer {
@@ -86,7 +92,37 @@ impl BoardServer {
             express: true,
             hooks: Hooks::default(),
             client: Arc::new(Client::unrestricted(DEFAULT_CLIENT, usize::MAX)),
+            #[cfg(feature = "store")]
+            stored: None,
         }
+    }
+
+    /// Keep what each HTTP session sets in the store's sessions (see the field).
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub(crate) fn with_stored(
+        mut self,
+        stored: Option<Arc<crate::store::sessions::StoredSessions>>,
+    ) -> Self {
+        self.stored = stored;
+        self
+    }
+
+    /// The store's sessions and this request's session id, when both are there.
+    #[cfg(feature = "store")]
+    fn stored_session<'a>(
+        &'a self,
+        context: &'a RequestContext<RoleServer>,
+    ) -> Option<(&'a Arc<crate::store::sessions::StoredSessions>, &'a str)> {
+        let stored = self.stored.as_ref()?;
+        let id = context
+            .extensions
+            .get::<axum::http::request::Parts>()?
+            .headers
+            .get(SESSION_HEADER)?
+            .to_str()
+            .ok()?;
+        Some((stored, id))
     }
 
     /// The handler for one more downstream session: same board and relay, its own session

@@ -11,6 +11,7 @@
 //! Keys are `PREFIX:KIND:ID` ([`Store::key`]); the prefix is the config's `store.prefix`.
 
 mod error;
+pub(crate) mod sessions;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -162,6 +163,33 @@ impl Store {
         };
         self.failed(&error);
         Err(error)
+    }
+
+    /// [`round_trip`](Self::round_trip) for an exchange that may be sent twice (a read): when
+    /// the connection turns out broken (the store restarted since the last use), it is sent
+    /// once more on the connection the manager opens again, within the same bound, rather than
+    /// failing a request the store could answer.
+    ///
+    /// # Errors
+    /// As [`round_trip`](Self::round_trip).
+    pub(crate) async fn round_trip_again<T, F>(
+        &self,
+        what: &'static str,
+        exchange: impl Fn() -> F,
+    ) -> Result<T, StoreError>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let twice = async {
+            match exchange().await {
+                Err(e) if e.is_connection_dropped() || e.is_io_error() => {
+                    tracing::debug!("the store's connection broke ({e}); sending again");
+                    exchange().await
+                }
+                done => done,
+            }
+        };
+        self.round_trip(what, twice).await
     }
 
     /// One `PING`: whether the store answers now (the startup check; a failure is counted).

@@ -110,6 +110,10 @@ impl Place for Lease {
         self.name.to_string()
     }
 
+    fn renamed(self: Box<Self>, name: String) -> crate::limits::shared::Pending<'static, Box<dyn Place>> {
+        Box::pin(rename(self, name))
+    }
+
     fn release(mut self: Box<Self>) -> crate::limits::shared::Pending<'static, ()> {
         self.armed = false;
         self.leases.forget(&self.set, &self.name);
@@ -119,6 +123,34 @@ impl Place for Lease {
             Arc::clone(&self.name),
         ))
     }
+}
+
+/// The lease `lease` under the name `name` (see [`Place::renamed`]).
+async fn rename(mut lease: Box<Lease>, name: String) -> Box<dyn Place> {
+    let store = lease.leases.store.clone();
+    let mut invocation = super::scripts::RENAME.key(&*lease.set);
+    invocation
+        .arg(&*lease.name)
+        .arg(&name)
+        .arg(lease.leases.ttl_ms());
+    let mut connection = store.connection();
+    let renamed = store
+        .round_trip("naming a session's place among its client's limit", async {
+            invocation.invoke_async::<i64>(&mut connection).await
+        })
+        .await;
+    if renamed.is_ok() {
+        lease.leases.forget(&lease.set, &lease.name);
+        let name: Arc<str> = Arc::from(name);
+        lease
+            .leases
+            .lock()
+            .entry(Arc::clone(&lease.set))
+            .or_default()
+            .insert(Arc::clone(&name));
+        lease.name = name;
+    }
+    lease
 }
 
 /// `ZREM` the lease `name` from `set`: one round trip. Not given back (the store cannot be

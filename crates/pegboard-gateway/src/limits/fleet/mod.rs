@@ -127,9 +127,10 @@ impl FleetLimits {
         client: &str,
         max: usize,
         replacing: Option<SharedPermit>,
+        adopting: Option<&str>,
     ) -> Result<SharedPermit, LimitError> {
         let key = self.key(client, "sessions");
-        let lease = self.leases.new_name();
+        let lease = adopting.map_or_else(|| self.leases.new_name(), Arc::from);
         let replaced = replacing.and_then(SharedPermit::disarm).unwrap_or_default();
         let mut invocation = scripts::RESERVE_SESSION.key(&*key);
         invocation
@@ -179,7 +180,8 @@ impl SharedLimits for FleetLimits {
         client: &'a str,
         max: usize,
         replacing: Option<SharedPermit>,
+        adopting: Option<&'a str>,
     ) -> Pending<'a, Result<SharedPermit, LimitError>> {
-        Box::pin(self.reserve(client, max, replacing))
+        Box::pin(self.reserve(client, max, replacing, adopting))
     }
 }

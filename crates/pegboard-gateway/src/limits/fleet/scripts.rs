@@ -64,7 +64,8 @@ return {0}
 /// ARGV: the limit, the new lease's name, the lease's TTL in ms, and the lease of a session
 /// closed to make room ("": none), given up in the same step.
 ///
-/// Returns 1 when reserved, 0 at the limit.
+/// Returns 1 when reserved, 0 at the limit. A lease already there (a session taken over from
+/// another replica, its place named by its id) is kept, its expiry moved: it counts once.
 pub(super) static RESERVE_SESSION: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
@@ -76,9 +77,33 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now_ms))
 if ARGV[4] ~= '' then
   redis.call('ZREM', KEYS[1], ARGV[4])
 end
+if redis.call('ZSCORE', KEYS[1], ARGV[2]) then
+  redis.call('ZADD', KEYS[1], string.format('%.0f', now_ms + ttl), ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  return 1
+end
 if redis.call('ZCARD', KEYS[1]) >= limit then
   return 0
 end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now_ms + ttl), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1
+",
+    )
+});
+
+/// A lease under another name (a session's place, named by the session's id once it has one).
+///
+/// KEYS[1]: a sorted set of leases. ARGV: the old name, the new one, the TTL in ms.
+///
+/// Returns 1 (the old lease, if still there, is gone; the new one holds the place).
+pub(super) static RENAME: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[3])
+redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[1], string.format('%.0f', now_ms + ttl), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ttl)
 return 1

@@ -178,16 +178,16 @@ async fn sessions_are_counted_across_replicas_and_a_replaced_one_gives_its_place
         FleetLimits::new(store(&redis.url(0))),
         FleetLimits::new(store(&redis.url(0))),
     );
-    let one = a.reserve("ci", 2, None).await.unwrap();
-    let _two = b.reserve("ci", 2, None).await.unwrap();
-    let refused = b.reserve("ci", 2, None).await.unwrap_err();
+    let one = a.reserve("ci", 2, None, None).await.unwrap();
+    let _two = b.reserve("ci", 2, None, None).await.unwrap();
+    let refused = b.reserve("ci", 2, None, None).await.unwrap_err();
     assert!(matches!(
         refused,
         LimitError::ClientSessions { limit: 2, .. }
     ));
     // `one` closed to make room: its place goes in the same step as the new one is taken.
-    let _three = a.reserve("ci", 2, Some(one)).await.unwrap();
-    assert!(b.reserve("ci", 2, None).await.is_err());
+    let _three = a.reserve("ci", 2, Some(one), None).await.unwrap();
+    assert!(b.reserve("ci", 2, None, None).await.is_err());
 }
 
 #[tokio::test]
@@ -223,7 +223,28 @@ async fn a_store_that_cannot_be_reached_refuses_at_once_and_counts_the_error() {
         "counted in pegboard_store_errors_total"
     );
     assert!(matches!(
-        limits.reserve("ci", 2, None).await,
+        limits.reserve("ci", 2, None, None).await,
         Err(LimitError::Unavailable { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_session_taken_over_by_another_replica_keeps_its_one_place() {
+    let redis = RedisServer::start().await.unwrap();
+    let (a, b) = (
+        FleetLimits::new(store(&redis.url(0))),
+        FleetLimits::new(store(&redis.url(0))),
+    );
+    // Opened on A and named by its id: the client's one place.
+    let on_a = a.reserve("ci", 1, None, None).await.unwrap();
+    let on_a = on_a.named("session-1").await;
+    assert!(matches!(
+        b.reserve("ci", 1, None, None).await,
+        Err(LimitError::ClientSessions { limit: 1, .. })
+    ));
+    // B takes the session over (A died, say): it keeps that place, and takes no other.
+    let on_b = b.reserve("ci", 1, None, Some("session-1")).await.unwrap();
+    assert!(b.reserve("ci", 1, None, None).await.is_err());
+    std::mem::forget(on_a);
+    drop(on_b);
 }

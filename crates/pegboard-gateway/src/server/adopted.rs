@@ -1,0 +1,40 @@
+//! A session taken over from the store (`--store`) gets back, at the end of its replayed
+//! handshake, what it had set on the replica that opened it: its log level and its resource
+//! subscriptions (see `crate::store::sessions`).
+
+use std::sync::Arc;
+
+use super::{BoardServer, catalog};
+use crate::identity::Client;
+use crate::store::sessions::Adopted;
+
+impl BoardServer {
+    /// Apply `adopted` to this session, opened for `client`. A resource no longer on the board
+    /// (or no longer the client's) is left out, and said in the debug log.
+    pub(super) async fn readopt(&self, adopted: Adopted, client: &Arc<Client>) {
+        if let Some(level) = adopted.level {
+            self.session.set_level(&self.board, level).await;
+        }
+        for uri in adopted.subscriptions {
+            let target = match catalog::resource_target(&self.board, client, &uri) {
+                Ok(target) => target,
+                Err(e) => {
+                    tracing::debug!(
+                        "a taken-over session's subscription to {uri} is dropped: {e:?}"
+                    );
+                    continue;
+                }
+            };
+            if let Err(e) = self
+                .relay
+                .subscriptions()
+                .subscribe(self.session.id(), target)
+                .await
+            {
+                tracing::debug!(
+                    "a taken-over session's subscription to {uri} failed upstream: {e}"
+                );
+            }
+        }
+    }
+}
