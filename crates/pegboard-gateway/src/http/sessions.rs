@@ -214,6 +214,12 @@ async fn close(cap: &Cap, client: &Client, evicted: &crate::limits::EvictedSessi
         evicted.client
     );
     cap.sessions.end(&evicted.id);
+    // Ended everywhere, as by its client's DELETE: no replica takes it over from the store.
+    // (A store that fails is counted and logged; the session's record then expires by itself.)
+    #[cfg(feature = "store")]
+    if let Some((stored, _)) = &cap.stored {
+        let _ = stored.delete(&evicted.id).await;
+    }
     let id: rmcp::transport::streamable_http_server::session::SessionId = Arc::clone(&evicted.id);
     if let Err(e) = cap.manager.close_session(&id).await {
         tracing::debug!("closing session {id}: {e}");
