@@ -110,7 +110,10 @@ impl Place for Lease {
         self.name.to_string()
     }
 
-    fn renamed(self: Box<Self>, name: String) -> crate::limits::shared::Pending<'static, Box<dyn Place>> {
+    fn renamed(
+        self: Box<Self>,
+        name: String,
+    ) -> crate::limits::shared::Pending<'static, Box<dyn Place>> {
         Box::pin(rename(self, name))
     }
 
