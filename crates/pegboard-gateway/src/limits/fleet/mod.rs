@@ -77,8 +77,10 @@ impl FleetLimits {
     async fn admit(&self, client: &str, limits: CallLimits) -> Result<SharedPermit, LimitError> {
         let rate_key = self.key(client, "rate");
         let calls_key = self.key(client, "calls");
+        // At least 1 µs (0 would read as "no rate"): over 60,000,000 calls a minute, the
+        // store counts 60,000,000.
         let (interval_us, burst) = match limits.per_minute {
-            Some(n) => (MINUTE_US / u64::from(n.get()), n.get()),
+            Some(n) => ((MINUTE_US / u64::from(n.get())).max(1), n.get()),
             None => (0, 0),
         };
         let limit = limits.concurrent.unwrap_or(0);
