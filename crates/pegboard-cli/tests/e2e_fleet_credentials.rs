@@ -75,6 +75,12 @@ async fn one_login_serves_three_replicas_and_one_replica_spends_each_rotation() 
         "nothing goes to this machine's file"
     );
     let after_login = common::count_lines(&as_lines.borrow(), "token request");
+    // `pegboard auth` reads them from the store too.
+    let mut auth = pegboard_cmd(&config, &data, &["auth"]);
+    auth.envs(env[..2].iter().copied());
+    let (code, out, err) = run(auth).await?;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("alpha: logged in"), "{out}");
 
     let mut fleet = Vec::new();
     for _ in 0..3 {

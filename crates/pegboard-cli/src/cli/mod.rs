@@ -384,6 +384,11 @@ pub struct AuthArgs {
     /// The config file (default: ./pegboard.json, then $XDG_CONFIG_HOME/pegboard/config.json).
     #[arg(short, long, value_name = "FILE", env = "PEGBOARD_CONFIG")]
     pub config: Option<PathBuf>,
+
+    /// The fleet's store, for servers whose credentials are kept there (`"credentials":
+    /// "store"`). Over the config's `store.url`.
+    #[arg(long, value_name = "URL", env = "PEGBOARD_STORE", hide_env_values = true)]
+    pub store: Option<pegboard_gateway::config::StoreUrl>,
 }
 
 /// `pegboard demo`.

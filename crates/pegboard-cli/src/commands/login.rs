@@ -68,6 +68,17 @@ fn in_fleet_store(
         return Ok(settings);
     }
     let configured = pegboard_gateway::load_config(config, false)?.store;
+    open_fleet_store(store, configured)?;
+    settings.credentials = CredentialsBackend::Store;
+    Ok(settings)
+}
+
+/// Keep this process's `"credentials": "store"` credentials in the store at `store` (over
+/// the config's `configured`), sealed with the key in PEGBOARD_STORE_KEY.
+pub(crate) fn open_fleet_store(
+    store: Option<StoreUrl>,
+    configured: Option<StoreSettings>,
+) -> Result<()> {
     let store = match (store, configured) {
         (Some(url), Some(configured)) => StoreSettings { url, ..configured },
         (Some(url), None) => StoreSettings::new(url),
@@ -75,8 +86,7 @@ fn in_fleet_store(
         (None, None) => bail!(pegboard_gateway::secrets::StoreError::NoStore),
     };
     oauth::credentials_in_store(&store)?;
-    settings.credentials = CredentialsBackend::Store;
-    Ok(settings)
+    Ok(())
 }
 
 /// Run `pegboard logout`.
