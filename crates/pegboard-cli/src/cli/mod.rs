@@ -387,7 +387,12 @@ pub struct AuthArgs {
 
     /// The fleet's store, for servers whose credentials are kept there (`"credentials":
     /// "store"`). Over the config's `store.url`.
-    #[arg(long, value_name = "URL", env = "PEGBOARD_STORE", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<pegboard_gateway::config::StoreUrl>,
 }
 
