@@ -72,7 +72,7 @@ impl Replica {
             .arg(config)
             .env_remove("PEGBOARD_TOKEN")
             .env_remove("PEGBOARD_STORE")
-            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard_gateway::session=debug,pegboard_gateway::http::adopt=debug")
+            .env("RUST_LOG", "info,pegboard_gateway::express=trace,pegboard_gateway::session=debug,pegboard_gateway::http::adopt=debug,pegboard_gateway::server::adopted=debug")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -335,6 +335,58 @@ async fn a_session_opened_on_one_replica_is_answered_by_another_after_it_is_gone
 }
 
 #[tokio::test]
+async fn a_taken_over_session_gets_back_its_log_level_and_subscriptions() -> Result<()> {
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path(), json!({}));
+    let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let b = Replica::start(&config, "127.0.0.1:0", &redis.url(0), &[]).await?;
+    let mut client = RawClient::new(None);
+    client.open(&a.url).await?;
+    let (_, resources) = client.call(&a.url, 1, "resources/list", json!({})).await?;
+    let uri = resources["resources"][0]["uri"]
+        .as_str()
+        .context("a resource")?
+        .to_string();
+    client
+        .call(&a.url, 2, "logging/setLevel", json!({"level": "debug"}))
+        .await?;
+    client
+        .call(&a.url, 3, "resources/subscribe", json!({"uri": uri}))
+        .await?;
+    // Written beside the requests: what the store holds of the session says so once they are.
+    let key = format!("pegboard:session:{}", client.session);
+    let mut watch = tokio::net::TcpStream::connect(("127.0.0.1", redis.port())).await?;
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = hgetall(&mut watch, &key).await?;
+        if seen.contains("debug") && seen.contains(&uri) {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(seen.contains("debug") && seen.contains(&uri), "{seen}");
+    a.stop().await?;
+    client.convert(&b.url, 4).await?;
+    b.logged(&format!(
+        "session {} taken over: log level Some(Debug), 1 subscription(s) set again",
+        client.session
+    ))
+    .await?;
+    Ok(())
+}
+
+/// `HGETALL key` over a raw connection (RESP), the reply as text: what the store holds.
+async fn hgetall(stream: &mut tokio::net::TcpStream, key: &str) -> Result<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let command = format!("*2\r\n$7\r\nHGETALL\r\n${}\r\n{key}\r\n", key.len());
+    stream.write_all(command.as_bytes()).await?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = tokio::time::timeout(WAIT, stream.read(&mut buf)).await??;
+    Ok(String::from_utf8_lossy(&buf[..n]).into_owned())
+}
+
+#[tokio::test]
 async fn a_notification_stream_reconnects_to_any_replica() -> Result<()> {
     let redis = RedisServer::start().await?;
     let dir = tempfile::tempdir()?;
@@ -561,6 +613,62 @@ async fn a_draining_replica_serves_what_it_holds_sends_the_rest_elsewhere_and_le
         (Way::Rmcp, &json!("moved")),
         "{echoed}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_store_is_read_from_the_flag_the_environment_or_the_config_and_a_bad_one_is_refused()
+-> Result<()> {
+    let redis = RedisServer::start().await?;
+    let dir = tempfile::tempdir()?;
+    let config = write_config(dir.path(), json!({"store": {"url": redis.url(0)}}));
+    // From the config alone: it connects (and says so, the password never shown).
+    let mut command = tokio::process::Command::new(common::pegboard());
+    command
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove("PEGBOARD_STORE")
+        .env_remove("PEGBOARD_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let log = common::collect_lines(child.stderr.take().context("stderr")?);
+    let replica = Replica {
+        child,
+        url: String::new(),
+        log,
+    };
+    replica
+        .logged(&format!("store {} answers", redis.url(0)))
+        .await?;
+    drop(replica);
+    // A bad URL, by flag or by environment: refused at once, saying why, the password hidden.
+    for (args, env) in [
+        (vec!["--store", "http://:hunter2@cache:6379"], None),
+        (vec![], Some("redis://:hunter2@cache/zero")),
+    ] {
+        let mut command = std::process::Command::new(common::pegboard());
+        command
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(&args)
+            .arg("--config")
+            .arg(&config)
+            .env_remove("PEGBOARD_STORE")
+            .stdin(Stdio::null());
+        if let Some(env) = env {
+            command.env("PEGBOARD_STORE", env);
+        }
+        let out = command.output()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} {env:?} was accepted");
+        assert!(
+            stderr.contains("redis://HOST:PORT/DB") || stderr.contains("database number"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+    }
     Ok(())
 }
 

@@ -89,13 +89,14 @@ pub struct ServeArgs {
     /// Keep the fleet's shared state in Redis 7 or Valkey at URL (redis://HOST:PORT/DB, rediss:// for TLS):
     /// a session opened on one replica is served by any other, through restarts (docs/deploy/README.md).
     /// Over the config's `store.url`. Needs a pegboard built with the `store` feature.
+    // Parsed in `commands::serve`, not by clap: clap's error would repeat the URL, password and all.
     #[arg(
         long,
         value_name = "URL",
         env = "PEGBOARD_STORE",
         hide_env_values = true
     )]
-    pub store: Option<pegboard_gateway::config::StoreUrl>,
+    pub store: Option<String>,
 
     /// HTTP sessions open at once at most: over this the least recently used idle session is closed for a
     /// new one, which is answered 503 with Retry-After only when every session is busy. Named clients get

@@ -47,7 +47,11 @@ pub async fn run(args: ServeArgs, progress: Progress) -> Result<i32> {
         .metrics(args.metrics)
         .stdio_client(args.client.clone())
         .progress(progress);
-    if let Some(url) = args.store.clone() {
+    if let Some(url) = args.store.as_deref() {
+        // The error names the URL with its password hidden (`***`).
+        let url: pegboard_gateway::config::StoreUrl = url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--store / PEGBOARD_STORE: {e}"))?;
         builder = builder.store(url);
     }
     if let Some(target) = args.audit_log.clone() {

@@ -9,7 +9,7 @@
 //! use pegboard_gateway::config::StoreUrl;
 //! let url: StoreUrl = "redis://:hunter2@cache.internal:6380/2".parse()?;
 //! assert_eq!(url.to_string(), "redis://:***@cache.internal:6380/2");
-//! assert!(url.is_tls() == false);
+//! assert!(!url.is_tls());
 //! assert!("http://cache.internal".parse::<StoreUrl>().is_err());
 //! # Ok::<(), pegboard_gateway::config::StoreUrlError>(())
 //! ```

@@ -8,6 +8,10 @@
 //! `crate::express::http`); anything else it passes on unchanged. [`router`] puts the lane in as
 //! the router's outermost layer, for mounting in another app; [`front`] keeps it apart, and
 //! [`crate::http::serve::serve`] runs it on each request before the router is entered at all.
+//!
+//! With a store (`--store`, cargo feature `store`), a request of a session this replica does not
+//! hold is taken over from the store before rmcp sees it (`adopt.rs`, inside the sessions' bounds),
+//! and every session opened here is written there (`crate::store::sessions`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

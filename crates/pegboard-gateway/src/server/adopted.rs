@@ -9,12 +9,13 @@ use crate::identity::Client;
 use crate::store::sessions::Adopted;
 
 impl BoardServer {
-    /// Apply `adopted` to this session, opened for `client`. A resource no longer on the board
-    /// (or no longer the client's) is left out, and said in the debug log.
-    pub(super) async fn readopt(&self, adopted: Adopted, client: &Arc<Client>) {
+    /// Apply `adopted` to this session `id`, opened for `client`. A resource no longer on the
+    /// board (or no longer the client's) is left out, and said in the debug log.
+    pub(super) async fn readopt(&self, id: &str, adopted: Adopted, client: &Arc<Client>) {
         if let Some(level) = adopted.level {
             self.session.set_level(&self.board, level).await;
         }
+        let mut subscribed = 0;
         for uri in adopted.subscriptions {
             let target = match catalog::resource_target(&self.board, client, &uri) {
                 Ok(target) => target,
@@ -25,16 +26,21 @@ impl BoardServer {
                     continue;
                 }
             };
-            if let Err(e) = self
+            match self
                 .relay
                 .subscriptions()
                 .subscribe(self.session.id(), target)
                 .await
             {
-                tracing::debug!(
+                Ok(()) => subscribed += 1,
+                Err(e) => tracing::debug!(
                     "a taken-over session's subscription to {uri} failed upstream: {e}"
-                );
+                ),
             }
         }
+        tracing::debug!(
+            "session {id} taken over: log level {:?}, {subscribed} subscription(s) set again",
+            adopted.level
+        );
     }
 }

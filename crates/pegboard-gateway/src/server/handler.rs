@@ -322,7 +322,7 @@ impl ServerHandler for BoardServer {
         if let (Some(stored), Some(id)) = (&self.stored, &http_session)
             && let Some(adopted) = stored.take_adopted(id)
         {
-            self.readopt(adopted, &client).await;
+            self.readopt(id, adopted, &client).await;
         }
         feed::follow(
             &self.board,
