@@ -198,6 +198,18 @@ async fn a_missing_short_or_wrong_key_is_refused_with_what_to_do() -> Result<()>
     assert_ne!(code, 0, "{err}");
     assert!(err.contains("PEGBOARD_STORE_KEY"), "{err}");
 
+    // A URL that is not a store's is refused without showing its password.
+    let mut login = pegboard_cmd(&config, &data, &["login", "alpha", "--no-browser"]);
+    login
+        .env("PEGBOARD_STORE", "http://:hunter2@127.0.0.1:6379/0")
+        .env("PEGBOARD_STORE_KEY", KEY);
+    let (code, _, err) = run(login).await?;
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("--store / PEGBOARD_STORE") && !err.contains("hunter2"),
+        "{err}"
+    );
+
     // Logged in with one key, served with another: the credentials do not open, and the
     // gateway says why (it serves on, the server needing a login).
     headless_login_with(

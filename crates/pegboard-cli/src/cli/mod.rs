@@ -355,7 +355,9 @@ pub struct LoginArgs {
         env = "PEGBOARD_STORE",
         hide_env_values = true
     )]
-    pub store: Option<pegboard_gateway::config::StoreUrl>,
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard logout NAME`.
@@ -375,7 +377,9 @@ pub struct LogoutArgs {
         env = "PEGBOARD_STORE",
         hide_env_values = true
     )]
-    pub store: Option<pegboard_gateway::config::StoreUrl>,
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard auth`.
@@ -393,7 +397,9 @@ pub struct AuthArgs {
         env = "PEGBOARD_STORE",
         hide_env_values = true
     )]
-    pub store: Option<pegboard_gateway::config::StoreUrl>,
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard demo`.

@@ -60,7 +60,7 @@ pub async fn run(args: LoginArgs) -> Result<i32> {
 /// `store`), its key read.
 fn in_fleet_store(
     config: Option<&std::path::Path>,
-    store: Option<StoreUrl>,
+    store: Option<String>,
     settings: &OAuthSettings,
 ) -> Result<OAuthSettings> {
     let mut settings = settings.clone();
@@ -76,9 +76,17 @@ fn in_fleet_store(
 /// Keep this process's `"credentials": "store"` credentials in the store at `store` (over
 /// the config's `configured`), sealed with the key in PEGBOARD_STORE_KEY.
 pub(crate) fn open_fleet_store(
-    store: Option<StoreUrl>,
+    store: Option<String>,
     configured: Option<StoreSettings>,
 ) -> Result<()> {
+    // The error names the URL with its password hidden (`***`).
+    let store: Option<StoreUrl> = match store.as_deref() {
+        Some(url) => Some(
+            url.parse()
+                .map_err(|e| anyhow::anyhow!("--store / PEGBOARD_STORE: {e}"))?,
+        ),
+        None => None,
+    };
     let store = match (store, configured) {
         (Some(url), Some(configured)) => StoreSettings { url, ..configured },
         (Some(url), None) => StoreSettings::new(url),
