@@ -25,6 +25,21 @@ pub use crate::oauth::elicit::{login_through_client_in, offers_url_elicitation};
 pub use crate::oauth::keeper::Upstream;
 pub use crate::oauth::login::login_in;
 
+/// Credentials kept in the store at `url` (`"credentials": "store"`), sealed with `key`
+/// (`PEGBOARD_STORE_KEY`'s form): what each replica has, for the race tests.
+///
+/// # Errors
+/// The URL or the key cannot be used.
+#[cfg(feature = "store")]
+pub fn credentials_in_store(url: &str, key: &str) -> anyhow::Result<crate::credentials::Store> {
+    let url: crate::config::StoreUrl = url.parse()?;
+    let store = crate::store::Store::open(&crate::config::StoreSettings::new(url), None)?;
+    let key = crate::credentials::SealKey::parse(key)?;
+    Ok(crate::credentials::Store::in_store(
+        crate::credentials::InStore::new(store, key),
+    ))
+}
+
 /// How many sessions have their own connection open to the `"session": "per-client"` server of
 /// the board's tool `tool` (`None`: not such a server).
 pub fn per_client_open(

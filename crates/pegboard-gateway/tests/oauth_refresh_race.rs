@@ -80,3 +80,79 @@ async fn simultaneous_refreshes_from_one_store_never_spend_a_token_twice() -> Re
     }
     Ok(())
 }
+
+/// Three replicas keeping the credentials in one store (`"credentials": "store"`, a real
+/// redis-server) are told 401 at the same instant, again and again: under the store's lock
+/// exactly one refreshes and the two others read the rotated token, so all three come back
+/// with the same new access token (three refreshes would give three), and none is locked out.
+#[cfg(feature = "store")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_on_the_store_spend_each_rotation_once() -> Result<()> {
+    use pegboard_gateway::testing::credentials_in_store;
+    const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let redis = demo_servers::testing::redis::RedisServer::start().await?;
+    let (_as, issuer) = authorization_server().await?;
+    let (_rs, url) = resource_server("alpha", &issuer).await?;
+    let settings = OAuthSettings {
+        redirect_port: Some(free_port()),
+        credentials: CredentialsBackend::Store,
+        ..OAuthSettings::default()
+    };
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+    let browser = tokio::spawn(async move { browse(&url_rx.await?).await });
+    let options = LoginOptions {
+        open_browser: false,
+        timeout: Duration::from_secs(60),
+    };
+    let store = credentials_in_store(&redis.url(0), KEY)?;
+    let logged_in = login_in(&store, "alpha", &url, &settings, &options, |u| {
+        let _ = url_tx.send(u.to_string());
+    })
+    .await?;
+    browser.await??;
+    assert!(logged_in.refreshable);
+    assert!(
+        logged_in.stored_in.starts_with("the store redis://"),
+        "{}",
+        logged_in.stored_in
+    );
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        let own = credentials_in_store(&redis.url(0), KEY)?;
+        replicas.push(Upstream::open_in(&own, "alpha", &url, &settings).await?);
+    }
+    for round in 0..6 {
+        let mut sent = Vec::new();
+        for replica in &replicas {
+            sent.push(replica.bearer().await?.context("a token")?);
+        }
+        let (a, b, c) = tokio::join!(
+            replicas[0].after_unauthorized(&sent[0]),
+            replicas[1].after_unauthorized(&sent[1]),
+            replicas[2].after_unauthorized(&sent[2]),
+        );
+        if replicas.iter().any(Upstream::needs_login) {
+            bail!("round {round}: a replica needs a login: a refresh token was spent twice");
+        }
+        let (a, b, c) = (a.context("a")?, b.context("b")?, c.context("c")?);
+        assert_ne!(a, sent[0], "round {round}: no refresh happened");
+        assert!(
+            a == b && b == c,
+            "round {round}: the replicas hold different tokens: more than one refreshed"
+        );
+    }
+    // A replica with another key cannot read them, and says why.
+    let wrong = credentials_in_store(
+        &redis.url(0),
+        "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100",
+    )?;
+    let entry = wrong.server(pegboard_gateway::testing::StoreKey::new(&url, &settings));
+    let refused = entry.load().await.expect_err("another key opens nothing");
+    assert!(
+        refused
+            .to_string()
+            .contains("do not open with the key in PEGBOARD_STORE_KEY"),
+        "{refused}"
+    );
+    Ok(())
+}

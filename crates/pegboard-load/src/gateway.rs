@@ -41,6 +41,25 @@ pub fn write_config(
     Ok(path)
 }
 
+/// The bearer token of the client with a fleet-wide limit (`--telemetry store-limit`), and
+/// the variable its config reads it from.
+pub const LIMITED_TOKEN: &str = "pegboard-load-limited-client-token";
+const LIMITED_TOKEN_VAR: &str = "PB_LOAD_LIMITED_TOKEN";
+
+/// `config` with one client, `load`, whose `callsPerMinute` (60,000,000: never reached in a
+/// run) is counted in the store: every request of the `store-limit` front is that client's.
+pub fn with_limited_client(config: &Path) -> Result<PathBuf> {
+    let text = std::fs::read_to_string(config)?;
+    let mut value: serde_json::Value = serde_json::from_str(&text)?;
+    value["clients"] = serde_json::json!({
+        "load": { "token": format!("${{{LIMITED_TOKEN_VAR}}}"), "callsPerMinute": 60_000_000 }
+    });
+    let path = config.with_extension("limited.json");
+    std::fs::write(&path, value.to_string())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
 /// `pegboard serve` over stdio, as an argv.
 pub fn stdio_argv(pegboard: &Path, config: &Path) -> Vec<String> {
     vec![
@@ -67,6 +86,12 @@ pub fn telemetry_setup(
         Telemetry::Store => {
             let url = store.context("--telemetry store: give the store's URL with --store")?;
             (vec!["--store".into(), url.into()], Vec::new())
+        }
+        Telemetry::StoreLimit => {
+            let url =
+                store.context("--telemetry store-limit: give the store's URL with --store")?;
+            let env = vec![(LIMITED_TOKEN_VAR.into(), LIMITED_TOKEN.into())];
+            (vec!["--store".into(), url.into()], env)
         }
         Telemetry::Traces => {
             let endpoint = otlp_endpoint.context("--telemetry traces: no OTLP endpoint")?;

@@ -32,6 +32,8 @@ struct Endpoint {
     path: String,
     host: HeaderValue,
     session: Option<HeaderValue>,
+    /// `Authorization: Bearer ...`, for a front with clients.
+    auth: Option<HeaderValue>,
 }
 
 impl Endpoint {
@@ -62,6 +64,9 @@ impl Endpoint {
                 .header("mcp-protocol-version", PROTOCOL_VERSION);
             if let Some(session) = &self.session {
                 request = request.header(SESSION, session.clone());
+            }
+            if let Some(auth) = &self.auth {
+                request = request.header(hyper::header::AUTHORIZATION, auth.clone());
             }
             request.body(Full::new(body.clone()))
         };
@@ -142,11 +147,21 @@ pub struct HttpPeer {
 impl HttpPeer {
     /// Open a session at `http://addr/path`: initialize (keeping the session id), then initialized.
     pub async fn start(addr: SocketAddr, path: &str) -> Result<Self> {
+        Self::start_as(addr, path, None).await
+    }
+
+    /// [`HttpPeer::start`] with `token` as the bearer token of every request.
+    pub async fn start_as(addr: SocketAddr, path: &str, token: Option<&str>) -> Result<Self> {
+        let auth = match token {
+            Some(token) => Some(HeaderValue::from_str(&format!("Bearer {token}"))?),
+            None => None,
+        };
         let mut endpoint = Endpoint {
             addr,
             path: path.to_owned(),
             host: HeaderValue::from_str(&addr.to_string())?,
             session: None,
+            auth,
         };
         let mut conn = endpoint.connect().await?;
         let init = Template::new("initialize", &rpc::initialize_params()).build(1);

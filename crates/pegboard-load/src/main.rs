@@ -127,6 +127,10 @@ enum Telemetry {
     /// built with the `store` feature). The measured session is held by the gateway, so a call
     /// should cost no store round trip.
     Store,
+    /// `--store URL` as `store`, the measured session being a client's with a fleet-wide
+    /// `callsPerMinute` (60,000,000: never reached): each call is counted in the store, one
+    /// round trip (HTTP fronts only; the stdio front counts its client in memory).
+    StoreLimit,
 }
 
 impl Telemetry {
@@ -137,6 +141,7 @@ impl Telemetry {
             Telemetry::Metrics => " +metrics",
             Telemetry::Traces => " +traces",
             Telemetry::Store => " +store",
+            Telemetry::StoreLimit => " +store limit",
         }
     }
 }

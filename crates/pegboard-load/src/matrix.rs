@@ -185,13 +185,21 @@ async fn measure(
         env.extend(args.gateway_env.iter().cloned());
         telemetry.push((t.suffix(), gateway_bin, extra, env));
     }
+    let limited_suffix = Telemetry::StoreLimit.suffix();
+    let limited_config = if args.telemetry.contains(&Telemetry::StoreLimit) {
+        Some(gateway::with_limited_client(&config)?)
+    } else {
+        None
+    };
     let mut piped = Vec::new();
     for &front in &args.fronts {
         let mut runs = Vec::new();
         match front {
             Front::Direct | Front::Http | Front::McpProxy | Front::RelayHttp => continue,
             Front::Stdio => {
-                for (suffix, bin, extra, env) in &telemetry {
+                // The stdio front counts its client's limits in memory: no `store limit` row.
+                for (suffix, bin, extra, env) in telemetry.iter().filter(|t| t.0 != limited_suffix)
+                {
                     let mut argv = gateway::stdio_argv(bin, &config);
                     argv.extend(extra.iter().cloned());
                     runs.push((format!("{}{suffix}", front.label()), argv, env.clone()));
@@ -219,9 +227,15 @@ async fn measure(
     let mut served = Vec::new();
     if args.fronts.contains(&Front::Http) {
         for (suffix, bin, extra, env) in &telemetry {
-            let gw = gateway::start_http(bin, &config, extra, env).await?;
+            let (config, token) = match &limited_config {
+                Some(limited) if *suffix == limited_suffix => {
+                    (limited, Some(gateway::LIMITED_TOKEN))
+                }
+                _ => (&config, None),
+            };
+            let gw = gateway::start_http(bin, config, extra, env).await?;
             let name = format!("{}{suffix}", Front::Http.label());
-            let peer = HttpPeer::start(gw.addr, "/mcp")
+            let peer = HttpPeer::start_as(gw.addr, "/mcp", token)
                 .await
                 .with_context(|| format!("{label}: {name}"))?;
             served.push((Front::Http, name, gw, peer));

@@ -345,6 +345,19 @@ pub struct LoginArgs {
     /// Seconds to wait for the browser to come back.
     #[arg(long, value_name = "SECS", default_value = "300", value_parser = parse_secs)]
     pub timeout: Duration,
+
+    /// Keep the credentials in the fleet's store at URL (redis://HOST:PORT/DB, rediss:// for TLS),
+    /// encrypted with the key in PEGBOARD_STORE_KEY: one login for every replica (as
+    /// `"credentials": "store"`). Over the config's `store.url`. Needs the `store` feature.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard logout NAME`.
@@ -356,6 +369,17 @@ pub struct LogoutArgs {
     /// The config file (default: ./pegboard.json, then $XDG_CONFIG_HOME/pegboard/config.json).
     #[arg(short, long, value_name = "FILE", env = "PEGBOARD_CONFIG")]
     pub config: Option<PathBuf>,
+
+    /// Forget the credentials kept in the fleet's store at URL (as `login --store`).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard auth`.
@@ -364,6 +388,18 @@ pub struct AuthArgs {
     /// The config file (default: ./pegboard.json, then $XDG_CONFIG_HOME/pegboard/config.json).
     #[arg(short, long, value_name = "FILE", env = "PEGBOARD_CONFIG")]
     pub config: Option<PathBuf>,
+
+    /// The fleet's store, for servers whose credentials are kept there (`"credentials":
+    /// "store"`). Over the config's `store.url`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "PEGBOARD_STORE",
+        hide_env_values = true
+    )]
+    // Parsed in `commands::login`, not by clap: clap's error would repeat the URL, password
+    // and all.
+    pub store: Option<String>,
 }
 
 /// `pegboard demo`.

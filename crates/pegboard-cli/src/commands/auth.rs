@@ -9,6 +9,14 @@ use crate::cli::AuthArgs;
 /// Run `pegboard auth`.
 pub async fn run(args: AuthArgs) -> Result<i32> {
     let config = super::load_config(args.config.as_deref(), false)?;
+    // Credentials kept in the fleet's store are read from it.
+    let in_store = config.servers.iter().any(|s| {
+        matches!(&s.transport, crate::config::Transport::Http { oauth, .. }
+            if oauth.credentials == pegboard_gateway::config::CredentialsBackend::Store)
+    });
+    if in_store {
+        super::login::open_fleet_store(args.store, config.store.clone())?;
+    }
     let states = futures::future::join_all(
         config
             .servers

@@ -1,6 +1,7 @@
 //! `pegboard login NAME` and `pegboard logout NAME`.
 
 use anyhow::{Result, bail};
+use pegboard_gateway::config::{CredentialsBackend, OAuthSettings, StoreSettings, StoreUrl};
 use pegboard_gateway::oauth::{self, LoggedOut, LoginError, LoginOptions};
 
 use super::server_named;
@@ -18,6 +19,7 @@ pub async fn run(args: LoginArgs) -> Result<i32> {
     else {
         bail!(LoginError::NotHttp(args.name));
     };
+    let settings = &in_fleet_store(args.config.as_deref(), args.store, settings)?;
     if headers
         .keys()
         .any(|k| k.eq_ignore_ascii_case("authorization"))
@@ -53,6 +55,48 @@ pub async fn run(args: LoginArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// `settings`, its credentials in the fleet's store when `--store` says so (`store`) or the
+/// config's `"credentials": "store"` does: the store opened for them (over the config's
+/// `store`), its key read.
+fn in_fleet_store(
+    config: Option<&std::path::Path>,
+    store: Option<String>,
+    settings: &OAuthSettings,
+) -> Result<OAuthSettings> {
+    let mut settings = settings.clone();
+    if store.is_none() && settings.credentials != CredentialsBackend::Store {
+        return Ok(settings);
+    }
+    let configured = pegboard_gateway::load_config(config, false)?.store;
+    open_fleet_store(store, configured)?;
+    settings.credentials = CredentialsBackend::Store;
+    Ok(settings)
+}
+
+/// Keep this process's `"credentials": "store"` credentials in the store at `store` (over
+/// the config's `configured`), sealed with the key in PEGBOARD_STORE_KEY.
+pub(crate) fn open_fleet_store(
+    store: Option<String>,
+    configured: Option<StoreSettings>,
+) -> Result<()> {
+    // The error names the URL with its password hidden (`***`).
+    let store: Option<StoreUrl> = match store.as_deref() {
+        Some(url) => Some(
+            url.parse()
+                .map_err(|e| anyhow::anyhow!("--store / PEGBOARD_STORE: {e}"))?,
+        ),
+        None => None,
+    };
+    let store = match (store, configured) {
+        (Some(url), Some(configured)) => StoreSettings { url, ..configured },
+        (Some(url), None) => StoreSettings::new(url),
+        (None, Some(configured)) => configured,
+        (None, None) => bail!(pegboard_gateway::secrets::StoreError::NoStore),
+    };
+    oauth::credentials_in_store(&store)?;
+    Ok(())
+}
+
 /// Run `pegboard logout`.
 pub async fn logout(args: LogoutArgs) -> Result<i32> {
     let server = server_named(args.config.as_deref(), &args.name)?;
@@ -64,6 +108,7 @@ pub async fn logout(args: LogoutArgs) -> Result<i32> {
     else {
         bail!(LoginError::NotHttp(args.name));
     };
+    let settings = &in_fleet_store(args.config.as_deref(), args.store, settings)?;
     match oauth::logout(url, settings).await? {
         LoggedOut::NothingStored => eprintln!("{}: not logged in; nothing to forget", args.name),
         LoggedOut::Forgotten {

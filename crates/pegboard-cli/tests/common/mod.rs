@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod client_home;
+pub mod fleet;
 pub mod latched;
 pub mod nginx;
 pub mod oauth;

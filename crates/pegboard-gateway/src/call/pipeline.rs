@@ -25,6 +25,8 @@ use super::{
 };
 use crate::{
     audit::AuditArguments,
+    identity::CallAdmission,
+    limits::PreAdmitted,
     protocol::{
         failure::{Deadline, Failure},
         meta,
@@ -65,17 +67,31 @@ pub(crate) async fn call_tool(
             .clone()
             .map(|a| AuditArguments::Value(Arc::new(serde_json::Value::Object(a))))
     };
-    let (watch, outcome) =
-        match Watch::begin(caller.who(), (&name, None), Some(id), incoming, arguments) {
-            Ok(mut watch) => {
-                let outcome = forward(board, &name, request, context, caller, &mut watch).await;
-                (watch, outcome)
-            }
-            Err(denied) => {
-                let (watch, denied) = *denied;
-                (watch, Err(denied))
-            }
-        };
+    // A fleet-limited client's call: counted in the store by the HTTP front already (its
+    // admission rides in the request, taken once: code mode's calls share their run's
+    // request), else here, in one round trip.
+    let mut admitted = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<PreAdmitted<CallAdmission>>())
+        .and_then(PreAdmitted::take)
+        .map(PreAdmitted::new);
+    if admitted.is_none() && caller.client.counts_calls_in_store() {
+        admitted = Some(PreAdmitted::new(caller.client.admit_shared().await));
+    }
+    let mut who = caller.who();
+    who.admitted = admitted.as_ref();
+    let (mut watch, outcome) = match Watch::begin(who, (&name, None), Some(id), incoming, arguments)
+    {
+        Ok(mut watch) => {
+            let outcome = forward(board, &name, request, context, caller, &mut watch).await;
+            (watch, outcome)
+        }
+        Err(denied) => {
+            let (watch, denied) = *denied;
+            (watch, Err(denied))
+        }
+    };
     let ended = match &outcome {
         Ok(CallToolResponse::Complete(result)) => Ended::Result {
             is_error: result.is_error == Some(true),
@@ -92,6 +108,7 @@ pub(crate) async fn call_tool(
         }
         _ => 0,
     };
+    watch.release_shared_place().await;
     watch.end(ended, bytes_in, bytes_out);
     match outcome {
         Ok(CallToolResponse::Complete(mut result)) => {

@@ -16,6 +16,7 @@ use super::hooks::Hooks;
 use super::route::Route;
 use crate::audit::{AuditArguments, AuditRecord, Outcome};
 use crate::identity::{CallAdmission, Client};
+use crate::limits::PreAdmitted;
 use crate::protocol::failure::Failure;
 use crate::telemetry::{
     ClientOperation, ErrorType, JsonRpcId, Method, RequestInfo, ServerOperation, TraceContext,
@@ -135,6 +136,9 @@ pub(crate) struct Who<'a> {
     pub(crate) transport: Transport,
     /// What made the call inside the gateway (`code`), for the audit line.
     pub(crate) via: Option<&'static str>,
+    /// The call's admission, when it was taken before the call reached the pipeline (a
+    /// fleet-limited client's, counted in the store: see `crate::limits::shared`).
+    pub(crate) admitted: Option<&'a PreAdmitted<CallAdmission>>,
 }
 
 impl<'a> Caller<'a> {
@@ -146,6 +150,7 @@ impl<'a> Caller<'a> {
             session_id: self.session_id,
             transport: self.transport,
             via: self.via,
+            admitted: None,
         }
     }
 }
@@ -218,9 +223,13 @@ impl Watch {
             session_id,
             transport,
             via,
+            admitted,
         } = who;
         // A call its client's limits refuse is recorded as never routed, on both paths.
-        let admission = client.begin_call();
+        let admission = match admitted.and_then(PreAdmitted::take) {
+            Some(admission) => admission,
+            None => client.begin_call(),
+        };
         let route = route.filter(|_| admission.is_ok());
         // Filled where they are, in their box: the records are a few hundred bytes, which a
         // move would copy.
@@ -260,6 +269,20 @@ impl Watch {
                 Ok(watch)
             }
             Err(limit) => Err(Box::new((watch, Failure::Denied(limit.to_string())))),
+        }
+    }
+
+    /// The call has ended: its place among a fleet-wide `maxConcurrent` is given back now, and
+    /// the store has it before the answer goes out (the client's next call, on any replica,
+    /// finds it free, as on one replica). Free for any other call: nothing to wait for.
+    pub(crate) async fn release_shared_place(&mut self) {
+        if self
+            ._admission
+            .as_ref()
+            .is_some_and(CallAdmission::holds_shared_place)
+            && let Some(admission) = self._admission.take()
+        {
+            admission.release().await;
         }
     }
 

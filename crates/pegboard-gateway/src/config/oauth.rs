@@ -36,6 +36,9 @@ pub enum CredentialsBackend {
     Keyring,
     /// `"file"`: `$XDG_DATA_HOME/pegboard/credentials.json` (mode 0600, in a 0700 folder).
     File,
+    /// `"store"`: the fleet's store (`--store`), each record encrypted with the key in
+    /// `PEGBOARD_STORE_KEY`: one login for every replica. Needs the cargo feature `store`.
+    Store,
 }
 
 impl CredentialsBackend {
@@ -48,9 +51,11 @@ impl CredentialsBackend {
             "keyring" => Ok(Self::Keyring),
             "file" => Ok(Self::File),
             "auto" => Ok(Self::Auto),
+            "store" => Ok(Self::Store),
             other => Err(format!(
-                "`credentials` must be \"keyring\" (the OS keyring) or \"file\" (a file under \
-                 $XDG_DATA_HOME/pegboard/), got `{other}`"
+                "`credentials` must be \"keyring\" (the OS keyring), \"file\" (a file under \
+                 $XDG_DATA_HOME/pegboard/) or \"store\" (the fleet's store, `--store`), got \
+                 `{other}`"
             )),
         }
     }

@@ -427,9 +427,25 @@ fn an_unknown_credentials_backend_is_refused() {
     let err = parse_str(r#"{"credentials": "vault", "mcpServers": {}}"#).expect_err("must fail");
     assert!(
         err.to_string()
-            .contains("`credentials` must be \"keyring\" (the OS keyring) or \"file\""),
+            .contains("`credentials` must be \"keyring\" (the OS keyring), \"file\""),
         "{err}"
     );
+    assert!(
+        err.to_string().contains("\"store\" (the fleet's store"),
+        "{err}"
+    );
+}
+
+#[test]
+fn credentials_in_the_store_are_read() -> Result<()> {
+    let config = parse_str(
+        r#"{"credentials": "store", "mcpServers": {"a": {"url": "https://a.example/mcp"}}}"#,
+    )?;
+    let Transport::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("an http server");
+    };
+    assert_eq!(oauth.credentials, CredentialsBackend::Store);
+    Ok(())
 }
 
 #[test]

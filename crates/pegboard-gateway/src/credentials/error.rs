@@ -42,6 +42,23 @@ pub enum StoreError {
     /// A blocking store task did not finish (the runtime is shutting down).
     #[error("the credential store task ended early: {0}")]
     Task(String),
+    /// `"credentials": "store"` without a store to keep them in.
+    #[error(
+        "`\"credentials\": \"store\"` keeps upstream credentials in the fleet's store, and none is \
+         set: give `--store redis://HOST:PORT/DB` (or PEGBOARD_STORE, or the config's \
+         `store.url`){}",
+        if cfg!(feature = "store") { "" } else {
+            "; this pegboard was also built without the `store` feature (build it with `--features store`)"
+        }
+    )]
+    NoStore,
+    /// The key that seals credentials in the store cannot be used, or does not open them.
+    #[cfg(feature = "store")]
+    #[error(transparent)]
+    Seal(super::seal::SealError),
+    /// The fleet's store failed (it is counted in `pegboard_store_errors_total` and logged).
+    #[error("credentials in the store: {0}")]
+    Shared(String),
 }
 
 impl StoreError {

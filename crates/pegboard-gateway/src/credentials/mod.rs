@@ -12,20 +12,28 @@
 
 mod error;
 mod file;
+#[cfg(feature = "store")]
+mod in_store;
 mod key;
 mod lock;
 mod os_keyring;
 mod paths;
 mod record;
 mod rmcp_store;
+#[cfg(feature = "store")]
+mod seal;
 mod secrets;
 mod store;
 #[cfg(test)]
 mod tests;
 
 pub use error::StoreError;
+#[cfg(feature = "store")]
+pub(crate) use in_store::{InStore, use_store};
 pub use key::StoreKey;
 pub use record::{ClientRegistration, CredentialRecord, RegistrationKind, now_epoch};
 pub use rmcp_store::{REFUSED, RmcpStore};
+#[cfg(feature = "store")]
+pub(crate) use seal::SealKey;
 pub use secrets::{Secrets, is_secret_name};
 pub use store::{ServerStore, Store};

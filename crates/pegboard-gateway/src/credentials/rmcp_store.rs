@@ -15,9 +15,8 @@ use rmcp::transport::auth::{
 };
 
 use super::error::StoreError;
-use super::lock::LockGuard;
 use super::record::{ClientRegistration, CredentialRecord, RegistrationKind};
-use super::store::ServerStore;
+use super::store::{EntryLock, ServerStore};
 
 /// Why a refreshed-out record needs a new login, as stored.
 pub const REFUSED: &str = "the authorization server refused the stored refresh token";
@@ -34,17 +33,24 @@ struct Inner {
     metadata: Mutex<Option<AuthorizationMetadata>>,
     /// The refresh guard is held: writes must not take the entry's lock again.
     guarded: Arc<AtomicBool>,
+    /// The keeper holds the entry's lock around a whole refresh ([`RmcpStore::lock_for_refresh`]):
+    /// rmcp's refresh inside it must not take it again.
+    held_around: Arc<AtomicBool>,
 }
 
-/// The entry's lock held by a refresh; clears the flag when dropped.
-struct HeldLock {
-    _lock: LockGuard,
+/// The entry's lock held by a refresh; clears the flags when dropped.
+pub(crate) struct HeldLock {
+    _lock: EntryLock,
     guarded: Arc<AtomicBool>,
+    around: Option<Arc<AtomicBool>>,
 }
 
 impl Drop for HeldLock {
     fn drop(&mut self) {
         self.guarded.store(false, Ordering::SeqCst);
+        if let Some(around) = &self.around {
+            around.store(false, Ordering::SeqCst);
+        }
     }
 }
 
@@ -61,8 +67,28 @@ impl RmcpStore {
                 client: Mutex::new(None),
                 metadata: Mutex::new(None),
                 guarded: Arc::new(AtomicBool::new(false)),
+                held_around: Arc::new(AtomicBool::new(false)),
             }),
         }
+    }
+
+    /// Take the entry's lock for a whole refresh: the caller reads the store again under it
+    /// (another process may have refreshed meanwhile: then it takes that token and spends
+    /// nothing) and only then has rmcp refresh, which does not take the lock again. Held until
+    /// the returned guard is dropped. So of several processes due at once, exactly one spends
+    /// the refresh token and the others read the rotated one.
+    ///
+    /// # Errors
+    /// The lock cannot be taken (the store cannot be reached).
+    pub(crate) async fn lock_for_refresh(&self) -> Result<HeldLock, StoreError> {
+        let lock = self.inner.store.lock().await?;
+        self.inner.guarded.store(true, Ordering::SeqCst);
+        self.inner.held_around.store(true, Ordering::SeqCst);
+        Ok(HeldLock {
+            _lock: lock,
+            guarded: self.inner.guarded.clone(),
+            around: Some(self.inner.held_around.clone()),
+        })
     }
 
     /// The client whose tokens are read and written (tokens of another client are not read).
@@ -190,11 +216,16 @@ impl CredentialStore for RmcpStore {
     }
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        if self.inner.held_around.load(Ordering::SeqCst) {
+            // The keeper holds the lock around this refresh already.
+            return Ok(None);
+        }
         let lock = self.inner.store.lock().await.map_err(|e| store_error(&e))?;
         self.inner.guarded.store(true, Ordering::SeqCst);
         Ok(Some(CredentialRefreshGuard::new(HeldLock {
             _lock: lock,
             guarded: self.inner.guarded.clone(),
+            around: None,
         })))
     }
 }

@@ -70,7 +70,9 @@ impl Secrets {
                 KeyringStore::answers().map_err(StoreError::NoKeyring)?;
                 Backend::Keyring
             }
-            CredentialsBackend::Auto => match KeyringStore::answers() {
+            // Named secrets stay on this machine even when upstream credentials are kept in
+            // the fleet's store: they fill this replica's config.
+            CredentialsBackend::Auto | CredentialsBackend::Store => match KeyringStore::answers() {
                 Ok(()) => Backend::Keyring,
                 Err(why) => {
                     tracing::debug!("no OS keyring ({why}); secrets go to a file");

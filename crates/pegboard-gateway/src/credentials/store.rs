@@ -23,6 +23,22 @@ const WATCH_EVERY: Duration = Duration::from_millis(500);
 enum Backend {
     File(FileStore),
     Keyring(KeyringStore),
+    /// The fleet's store (`"credentials": "store"`).
+    #[cfg(feature = "store")]
+    Shared(super::in_store::InStore),
+}
+
+/// An entry's lock, held by a refresh from reading the refresh token to storing the rotated
+/// one: a lock file here, or a lock in the fleet's store.
+// Held for what dropping it does (the lock is given back); never read.
+#[allow(dead_code)]
+#[derive(Debug)]
+pub(crate) enum EntryLock {
+    /// The entry's lock file (`flock`).
+    File(LockGuard),
+    /// The entry's lock in the store.
+    #[cfg(feature = "store")]
+    Shared(super::in_store::StoreLock),
 }
 
 /// The credential store of this user.
@@ -54,6 +70,16 @@ impl Store {
     /// # Errors
     /// No data folder, or `Keyring` was asked for and none answers.
     pub async fn open(choice: CredentialsBackend) -> Result<Self, StoreError> {
+        if choice == CredentialsBackend::Store {
+            // No folder of this machine is used: the store holds the records and the locks.
+            #[cfg(feature = "store")]
+            return Ok(Self {
+                backend: Backend::Shared(super::in_store::opened()?),
+                dir: PathBuf::new(),
+            });
+            #[cfg(not(feature = "store"))]
+            return Err(StoreError::NoStore);
+        }
         let dir = paths::data_dir()?;
         let backend = match choice {
             CredentialsBackend::File => Backend::File(FileStore::new(dir.clone())),
@@ -61,7 +87,7 @@ impl Store {
                 keyring_answers().await.map_err(StoreError::NoKeyring)?;
                 Backend::Keyring(KeyringStore)
             }
-            CredentialsBackend::Auto => match keyring_answers().await {
+            CredentialsBackend::Auto | CredentialsBackend::Store => match keyring_answers().await {
                 Ok(()) => Backend::Keyring(KeyringStore),
                 Err(why) => {
                     tracing::debug!("no OS keyring ({why}); credentials go to a file");
@@ -81,11 +107,22 @@ impl Store {
         }
     }
 
-    /// Where credentials go, for messages: "the OS keyring" or the file's path.
+    /// The credentials kept in `store` (for the tests).
+    #[cfg(all(feature = "store", any(test, feature = "testing")))]
+    pub(crate) fn in_store(store: super::in_store::InStore) -> Self {
+        Self {
+            backend: Backend::Shared(store),
+            dir: PathBuf::new(),
+        }
+    }
+
+    /// Where credentials go, for messages: "the OS keyring", the file's path, or the store.
     pub fn describe(&self) -> String {
         match &self.backend {
             Backend::File(file) => format!("`{}`", file.path().display()),
             Backend::Keyring(_) => "the OS keyring".to_string(),
+            #[cfg(feature = "store")]
+            Backend::Shared(shared) => shared.describe(),
         }
     }
 
@@ -126,25 +163,32 @@ impl ServerStore {
     pub async fn load(&self) -> Result<Option<CredentialRecord>, StoreError> {
         let backend = self.backend.clone();
         let account = self.key.account();
-        blocking(move || match backend {
-            Backend::File(file) => file.load(&account),
-            Backend::Keyring(keyring) => keyring.load(&account),
-        })
-        .await
+        match backend {
+            #[cfg(feature = "store")]
+            Backend::Shared(shared) => shared.load(&self.key.digest()).await,
+            Backend::File(file) => blocking(move || file.load(&account)).await,
+            Backend::Keyring(keyring) => blocking(move || keyring.load(&account)).await,
+        }
     }
 
     /// Take the entry's lock (waiting for another holder, in this process or another).
     ///
     /// # Errors
     /// The lock file cannot be created.
-    pub async fn lock(&self) -> Result<LockGuard, StoreError> {
+    pub(crate) async fn lock(&self) -> Result<EntryLock, StoreError> {
+        #[cfg(feature = "store")]
+        if let Backend::Shared(shared) = &self.backend {
+            return shared.lock(&self.key.digest()).await.map(EntryLock::Shared);
+        }
         let locks = self.dir.join("locks");
         blocking(move || {
             paths::private_dir(&locks)?;
             Ok(())
         })
         .await?;
-        LockGuard::acquire_async(self.lock_path.clone()).await
+        LockGuard::acquire_async(self.lock_path.clone())
+            .await
+            .map(EntryLock::File)
     }
 
     /// Write (`Some`) or delete (`None`) the record. The caller holds [`lock`](Self::lock).
@@ -152,6 +196,14 @@ impl ServerStore {
     /// # Errors
     /// The store cannot be written; nothing changed then.
     pub async fn put_locked(&self, record: Option<CredentialRecord>) -> Result<(), StoreError> {
+        #[cfg(feature = "store")]
+        if let Backend::Shared(shared) = &self.backend {
+            let record = record.map(|mut r| {
+                r.saved_at = now_epoch();
+                r
+            });
+            return shared.put(&self.key.digest(), record.as_ref()).await;
+        }
         let backend = self.backend.clone();
         let account = self.key.account();
         let dir = self.dir.clone();
@@ -165,6 +217,8 @@ impl ServerStore {
             match backend {
                 Backend::File(file) => file.put(&account, record)?,
                 Backend::Keyring(keyring) => keyring.put(&account, record)?,
+                #[cfg(feature = "store")]
+                Backend::Shared(_) => {}
             }
             stamp(&lock_path)
         })
@@ -186,9 +240,23 @@ impl ServerStore {
         Ok(before)
     }
 
-    /// When the entry last changed in any process (`None`: never written here).
+    /// When the entry last changed in any process (`None`: never written here, or kept in
+    /// the fleet's store, which has no such mark: read it again to know).
     pub fn changed_at(&self) -> Option<SystemTime> {
+        #[cfg(feature = "store")]
+        if let Backend::Shared(_) = &self.backend {
+            return None;
+        }
         lock::changed_at(&self.lock_path)
+    }
+
+    /// Whether the entry is kept in the fleet's store (no change mark: it is read again).
+    fn shared(&self) -> bool {
+        #[cfg(feature = "store")]
+        if let Backend::Shared(_) = &self.backend {
+            return true;
+        }
+        false
     }
 
     /// Wait until the stored record satisfies `ready` (a login completed, in this process or
@@ -198,7 +266,7 @@ impl ServerStore {
         let mut seen: Option<Option<SystemTime>> = None;
         loop {
             let now = self.changed_at();
-            if seen != Some(now) {
+            if seen != Some(now) || self.shared() {
                 seen = Some(now);
                 match self.load().await {
                     Ok(Some(record)) if ready(&record) => return record,

@@ -199,7 +199,8 @@ impl Job {
         let _forget = Forget(Arc::clone(&self.lane), self.n);
         let watch = self.watch.take();
         let (answer, how) = self.answer_of(cancelled).await;
-        if let Some(watch) = watch {
+        if let Some(mut watch) = watch {
+            watch.release_shared_place().await;
             let bytes_out = answer.as_ref().map_or(0, Vec::len);
             watch.end(how.ended(), self.bytes_in, bytes_out);
         }

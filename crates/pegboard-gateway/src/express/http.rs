@@ -36,9 +36,10 @@ use super::events::{self, Events};
 use super::request::{Incoming, classify};
 use super::tools_list::ToolsList;
 use crate::call::{hooks::Hooks, watch::Who};
+use crate::identity::CallAdmission;
 use crate::identity::HttpAuth;
 use crate::io::writer::LineOut;
-use crate::limits::{SessionActivity, SessionBook};
+use crate::limits::{LimitError, PreAdmitted, SessionActivity, SessionBook};
 use crate::protocol::headers::{MCP_METHOD, PROTOCOL_VERSION, SESSION_HEADER, is_mcp_path};
 use crate::session::http_sessions::{Lease, Sessions};
 use crate::session::startup::Startup;
@@ -277,6 +278,22 @@ impl HttpLane {
             Ok(bytes) => bytes,
             Err(refusal) => return Outcome::Answered(refusal),
         };
+        // A fleet-limited client's call of a tool on the board is counted in the store here,
+        // whichever way it then goes (one round trip); a store that cannot count it is answered
+        // 503 with Retry-After. (Code mode's and search mode's own tools are not calls of the
+        // board: the calls they make are counted as they make them, as without a store.)
+        let admitted = if client.counts_calls_in_store()
+            && matches!(classify(&bytes), Incoming::Call(call) if self.board.route(&call.name).is_some())
+        {
+            match client.admit_shared().await {
+                Err(refused @ LimitError::Unavailable { .. }) => {
+                    return Outcome::Answered(unavailable(&refused));
+                }
+                taken => Some(PreAdmitted::new(taken)),
+            }
+        } else {
+            None
+        };
         let lease = parts
             .headers
             .get(SESSION_HEADER)
@@ -295,10 +312,17 @@ impl HttpLane {
             let busy = lease
                 .activity(&self.book)
                 .map(|activity| self.book.begin_on(activity));
-            if let Some(response) = self.answer(&bytes, lease, &parts.headers, busy).await {
+            if let Some(response) = self
+                .answer(&bytes, lease, &parts.headers, busy, admitted.as_ref())
+                .await
+            {
                 return Outcome::Answered(response);
             }
             self.sessions.through_rmcp(&lease.id);
+        }
+        // Not taken by the lane: rmcp's way takes the admission from the request.
+        if let Some(admitted) = admitted {
+            parts.extensions.insert(admitted);
         }
         // For the front's layers, which need not ask again (only here: the lane needs none).
         parts.extensions.insert(client);
@@ -317,6 +341,7 @@ impl HttpLane {
         lease: &Lease,
         headers: &HeaderMap,
         busy: Option<SessionActivity>,
+        admitted: Option<&PreAdmitted<CallAdmission>>,
     ) -> Option<Response> {
         match classify(bytes) {
             Incoming::Call(call) => {
@@ -334,6 +359,7 @@ impl HttpLane {
                     session_id: Some(&lease.id),
                     transport: Transport::Tcp,
                     via: None,
+                    admitted,
                 };
                 let job = prepare(
                     &self.board,
@@ -392,6 +418,18 @@ impl HttpLane {
             Incoming::Initialize { .. } | Incoming::Other => None,
         }
     }
+}
+
+/// The answer to a request that needed the store, which cannot be reached: 503 with the
+/// reason and `Retry-After`, for the client (or its load balancer) to retry.
+pub(crate) fn unavailable(refused: &LimitError) -> Response {
+    tracing::warn!("{refused}");
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, format!("{refused}\n")).into_response();
+    let secs = refused.retry_after().map_or(1, |d| d.as_secs().max(1));
+    if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 /// The whole body, up to `max` bytes; the timer starts only when the body is not all there at

@@ -126,6 +126,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StdioLane<W> {
             session_id: None,
             transport: Transport::Pipe,
             via: None,
+            admitted: None,
         };
         let Some(job) = prepare(&self.board, call, who, side, out, None) else {
             return false;

@@ -114,6 +114,29 @@ impl GatewayBuilder {
                 .map_err(|e| GatewayError::Setup(e.to_string()))?,
             ),
         };
+        // `"credentials": "store"`: the servers' OAuth credentials are read from the store,
+        // sealed with the key in PEGBOARD_STORE_KEY (read now: a missing or short key stops
+        // the start with what to do, as a missing store does).
+        let credentials_in_store = self.config.servers.iter().any(|s| {
+            matches!(&s.transport, crate::config::Transport::Http { oauth, .. }
+                if oauth.credentials == crate::config::CredentialsBackend::Store)
+        });
+        if credentials_in_store {
+            #[cfg(feature = "store")]
+            match &store {
+                Some(store) => crate::credentials::use_store(store.clone())
+                    .map_err(|e| GatewayError::Setup(e.to_string()))?,
+                None => {
+                    return Err(GatewayError::Setup(
+                        crate::credentials::StoreError::NoStore.to_string(),
+                    ));
+                }
+            }
+            #[cfg(not(feature = "store"))]
+            return Err(GatewayError::Setup(
+                crate::credentials::StoreError::NoStore.to_string(),
+            ));
+        }
         #[cfg(not(feature = "store"))]
         if let Some(settings) = &self.config.store {
             return Err(GatewayError::Setup(format!(

@@ -68,11 +68,13 @@ pub(super) async fn adopt(
         )
             .into_response();
     }
-    let reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
+    let mut reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
         Ok(reservation) => reservation,
         Err(refused) => return refuse(&refused),
     };
-    make_room(cap, &reservation, client).await;
+    if let Err(refused) = make_room(cap, &mut reservation, client, Some(&id)).await {
+        return refused;
+    }
     stored.stash(&id, Some(record));
     let response = next.run(request).await;
     stored.unstash(&id);

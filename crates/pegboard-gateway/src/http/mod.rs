@@ -159,13 +159,23 @@ pub(crate) fn front_with(
 ) -> anyhow::Result<Front> {
     check_token(options.token.as_deref())?;
     let max_sessions = options.sessions.max;
-    let authenticator = Authenticator::new(
+    // With a store, the clients' limits are counted there for the whole fleet.
+    #[cfg(feature = "store")]
+    let shared: Option<Arc<dyn crate::limits::SharedLimits>> =
+        server.hooks().store.as_ref().map(|store| {
+            Arc::new(crate::limits::FleetLimits::new(store.clone()))
+                as Arc<dyn crate::limits::SharedLimits>
+        });
+    #[cfg(not(feature = "store"))]
+    let shared: Option<Arc<dyn crate::limits::SharedLimits>> = None;
+    let authenticator = Authenticator::counted_in(
         access,
         options.token.as_deref(),
         AuthOptions {
             max_sessions,
             ..AuthOptions::default()
         },
+        shared.as_ref(),
     )?;
     let auth = Arc::new(HttpAuth::new(
         Arc::new(authenticator),

@@ -130,11 +130,13 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
     };
     #[cfg(feature = "store")]
     let client_name = Arc::clone(client.name_arc());
-    let reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
+    let mut reservation = match cap.book.reserve(client.name_arc(), client.max_sessions()) {
         Ok(reservation) => reservation,
         Err(refused) => return refuse(&refused),
     };
-    make_room(&cap, &reservation, client).await;
+    if let Err(refused) = make_room(&cap, &mut reservation, client, None).await {
+        return refused;
+    }
     let response = next.run(request).await;
     match response
         .headers()
@@ -148,6 +150,9 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
             if let Some((stored, _)) = &cap.stored {
                 stored.opened(id, &client_name).await;
             }
+            // Its place among a fleet-wide `maxSessions` goes by its id from now on: a replica
+            // that takes the session over keeps that place, and takes no other.
+            reservation.name_place(id).await;
             reservation.confirm(id);
         }
         // No session was opened (an error, a stateless answer): the place is freed.
@@ -156,22 +161,68 @@ pub(crate) async fn cap(State(cap): State<Cap>, request: Request, next: Next) ->
     response
 }
 
-/// Close the session `reservation` gave up to make room, if any.
-pub(super) async fn make_room(cap: &Cap, reservation: &Reservation, client: &Client) {
+/// Close the session `reservation` gave up to make room, if any; when the client's
+/// `maxSessions` is counted for the fleet, take the session's place in the store (`adopting`:
+/// the id of a session taken over from the store, whose place it keeps). Else the answer that
+/// refuses the session.
+pub(super) async fn make_room(
+    cap: &Cap,
+    reservation: &mut Reservation,
+    client: &Client,
+    adopting: Option<&str>,
+) -> Result<(), Response> {
     if let Some(evicted) = reservation.evicted() {
-        tracing::info!(
-            client = client.name(),
-            "closing the idle HTTP session {} of client `{}`, used least recently, to make room \
-             for a new one (maxSessions / --max-sessions)",
-            evicted.id,
-            evicted.client
-        );
-        cap.sessions.end(&evicted.id);
-        let id: rmcp::transport::streamable_http_server::session::SessionId =
-            Arc::clone(&evicted.id);
-        if let Err(e) = cap.manager.close_session(&id).await {
-            tracing::debug!("closing session {id}: {e}");
+        close(cap, client, evicted).await;
+    }
+    let Some((shared, max)) = client.shared_sessions() else {
+        return Ok(());
+    };
+    // The client's `maxSessions` counts the fleet's sessions (the store's).
+    let replacing = reservation.take_evicted_place();
+    let mut taken = shared
+        .reserve_session(client.name(), max, replacing, adopting)
+        .await;
+    if let Err(LimitError::ClientSessions { .. }) = taken
+        && let Some((evicted, place)) = cap.book.evict_idle_of(client.name())
+    {
+        // The fleet holds its limit: this replica's idle session of the client that was used
+        // least recently makes room, as on one replica.
+        close(cap, client, &evicted).await;
+        taken = shared
+            .reserve_session(client.name(), max, place, adopting)
+            .await;
+    }
+    match taken {
+        Ok(place) => {
+            reservation.hold(place);
+            Ok(())
         }
+        Err(refused @ LimitError::Unavailable { .. }) => {
+            Err(crate::express::http::unavailable(&refused))
+        }
+        Err(refused) => Err(refuse(&refused)),
+    }
+}
+
+/// Close `evicted`, given up to make room for a new session of `client`.
+async fn close(cap: &Cap, client: &Client, evicted: &crate::limits::EvictedSession) {
+    tracing::info!(
+        client = client.name(),
+        "closing the idle HTTP session {} of client `{}`, used least recently, to make room \
+         for a new one (maxSessions / --max-sessions)",
+        evicted.id,
+        evicted.client
+    );
+    cap.sessions.end(&evicted.id);
+    // Ended everywhere, as by its client's DELETE: no replica takes it over from the store.
+    // (A store that fails is counted and logged; the session's record then expires by itself.)
+    #[cfg(feature = "store")]
+    if let Some((stored, _)) = &cap.stored {
+        let _ = stored.delete(&evicted.id).await;
+    }
+    let id: rmcp::transport::streamable_http_server::session::SessionId = Arc::clone(&evicted.id);
+    if let Err(e) = cap.manager.close_session(&id).await {
+        tracing::debug!("closing session {id}: {e}");
     }
 }
 

@@ -15,7 +15,7 @@ use super::jwt::{JwtVerifier, LEEWAY_SECS};
 use super::keys::KeyOptions;
 use super::token::{self, TokenDigest};
 use super::verified::Verified;
-use crate::limits::fair_share;
+use crate::limits::{SharedLimits, fair_share};
 
 /// What the authenticator needs besides the config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +63,20 @@ impl Authenticator {
         token: Option<&str>,
         options: AuthOptions,
     ) -> Result<Self, AccessConfigError> {
+        Self::counted_in(access, token, options, None)
+    }
+
+    /// [`Authenticator::new`] with the clients' limits counted in `shared` (the store, for the
+    /// whole fleet) when given.
+    ///
+    /// # Errors
+    /// As [`Authenticator::new`].
+    pub(crate) fn counted_in(
+        access: Option<&AccessConfig>,
+        token: Option<&str>,
+        options: AuthOptions,
+        shared: Option<&Arc<dyn SharedLimits>>,
+    ) -> Result<Self, AccessConfigError> {
         let configured = access.map_or(0, |a| a.clients.len());
         let total = configured + usize::from(token.is_some());
         let share = fair_share(options.max_sessions, total);
@@ -90,13 +104,17 @@ impl Authenticator {
                 });
             }
             let index = this.clients.len();
-            this.clients.push(Arc::new(Client::new(
+            let client = Client::new(
                 Arc::clone(&c.name),
                 c.tools.clone(),
                 c.resources,
                 &c.limits,
                 share,
-            )));
+            );
+            this.clients.push(Arc::new(match shared {
+                Some(shared) => client.counted_in(shared),
+                None => client,
+            }));
             if let Some(digest) = c.token {
                 this.digests.push(digest);
                 this.digest_owner.push(index);

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use pegboard::{PegBoard, ToolMatch, search::MAX_LIMIT};
 
-use crate::limits::{CallPermit, CallRate, Concurrency, LimitError, LimitSettings};
+use crate::limits::{
+    CallLimits, CallPermit, CallRate, Concurrency, LimitError, LimitSettings, SharedLimits,
+    SharedPermit,
+};
 use crate::policy::{ClientView, ToolPatterns, ViewCache};
 
 /// The name of the client of `--token`, of a gateway without clients, and of the stdio
@@ -22,6 +25,11 @@ pub struct Client {
     concurrency: Option<Arc<Concurrency>>,
     rate: Option<CallRate>,
     view: ViewCache,
+    /// Its limits as configured (for counting them in the store).
+    limits: LimitSettings,
+    /// Where its limits are counted for the whole fleet (`--store`), when it has any: then
+    /// `concurrency` and `rate` are not used.
+    shared: Option<Arc<dyn SharedLimits>>,
 }
 
 /// What a call holds while it runs: its place among the client's `maxConcurrent` (freed when
@@ -30,6 +38,24 @@ pub struct Client {
 #[must_use = "the call's place is freed when this is dropped: hold it until the call ends"]
 pub struct CallAdmission {
     _permit: Option<CallPermit>,
+    /// Its place among a fleet-wide `maxConcurrent` (given back when dropped).
+    _shared: Option<SharedPermit>,
+}
+
+impl CallAdmission {
+    /// Whether the call holds a place counted in the store (a fleet-wide `maxConcurrent`),
+    /// which [`CallAdmission::release`] gives back before the answer goes out.
+    pub(crate) fn holds_shared_place(&self) -> bool {
+        self._shared.as_ref().is_some_and(SharedPermit::holds)
+    }
+
+    /// The call has ended: give its places back, and wait until the store has its own, so that
+    /// the client's next call (on any replica) finds it free, as on one replica.
+    pub(crate) async fn release(self) {
+        if let Some(shared) = self._shared {
+            shared.release().await;
+        }
+    }
 }
 
 impl Client {
@@ -50,6 +76,58 @@ impl Client {
             concurrency: limits.max_concurrent.map(Concurrency::new),
             rate: limits.calls_per_minute.map(CallRate::new),
             view: ViewCache::new(),
+            limits: *limits,
+            shared: None,
+        }
+    }
+
+    /// The same client with its limits counted in `shared` (the store) for the whole fleet
+    /// instead of here; a client without limits is left as it is (it costs the store nothing).
+    pub(crate) fn counted_in(mut self, shared: &Arc<dyn SharedLimits>) -> Self {
+        if self.call_limits().any() || self.limits.max_sessions.is_some() {
+            self.shared = Some(Arc::clone(shared));
+            self.concurrency = None;
+            self.rate = None;
+        }
+        self
+    }
+
+    fn call_limits(&self) -> CallLimits {
+        CallLimits {
+            per_minute: self.limits.calls_per_minute,
+            concurrent: self.limits.max_concurrent,
+        }
+    }
+
+    /// Whether its calls are counted in the store: [`Client::admit_shared`] then admits them
+    /// (one round trip), not [`Client::begin_call`].
+    pub(crate) fn counts_calls_in_store(&self) -> bool {
+        self.shared.is_some() && self.call_limits().any()
+    }
+
+    /// Where its `maxSessions` is counted for the whole fleet, with the limit: only a limit its
+    /// entry sets (the fair share of `--max-sessions` is this replica's, as that cap is).
+    pub(crate) fn shared_sessions(&self) -> Option<(&Arc<dyn SharedLimits>, usize)> {
+        Some((self.shared.as_ref()?, self.limits.max_sessions?))
+    }
+
+    /// Admit one call in the store (see [`Client::counts_calls_in_store`]); for a client whose
+    /// calls are not counted there, [`Client::begin_call`].
+    ///
+    /// # Errors
+    /// As [`Client::begin_call`], and [`LimitError::Unavailable`] when the store cannot count
+    /// the call.
+    pub(crate) async fn admit_shared(&self) -> Result<CallAdmission, LimitError> {
+        let limits = self.call_limits();
+        match &self.shared {
+            Some(shared) if limits.any() => {
+                let permit = shared.admit_call(&self.name, limits).await?;
+                Ok(CallAdmission {
+                    _permit: None,
+                    _shared: Some(permit),
+                })
+            }
+            _ => self.begin_call(),
         }
     }
 
@@ -154,7 +232,10 @@ impl Client {
                 retry_after,
             })?;
         }
-        Ok(CallAdmission { _permit: permit })
+        Ok(CallAdmission {
+            _permit: permit,
+            _shared: None,
+        })
     }
 }
 

@@ -49,13 +49,32 @@ pub enum LimitError {
         /// The global cap.
         limit: usize,
     },
+    /// The client's limits are counted in the store (`--store`), which cannot be reached now:
+    /// the request is refused rather than let through uncounted.
+    #[error(
+        "client `{client}`'s {limits} are counted in the store, which cannot be reached now \
+         ({reason}); retry in {} s",
+        retry_after.as_secs().max(1)
+    )]
+    Unavailable {
+        /// The client's name.
+        client: String,
+        /// Which limits ("`callsPerMinute`", "`maxSessions`", ...).
+        limits: &'static str,
+        /// What the store said.
+        reason: String,
+        /// When to try again.
+        retry_after: Duration,
+    },
 }
 
 impl LimitError {
     /// When to try again, for a `Retry-After` header: the rate window's wait, else `None`.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            LimitError::Rate { retry_after, .. } => Some(*retry_after),
+            LimitError::Rate { retry_after, .. } | LimitError::Unavailable { retry_after, .. } => {
+                Some(*retry_after)
+            }
             _ => None,
         }
     }

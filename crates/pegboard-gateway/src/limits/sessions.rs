@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use foldhash::fast::RandomState;
 
 use super::errors::LimitError;
+use super::shared::SharedPermit;
 
 /// Every open HTTP session, by id, with its client and activity.
 #[derive(Debug)]
@@ -46,6 +47,9 @@ struct Book {
 struct Entry {
     client: Arc<str>,
     activity: Arc<Activity>,
+    /// Its place among its client's `maxSessions` in the store (given back when the entry
+    /// goes), when that limit is counted for the fleet.
+    shared: Option<SharedPermit>,
 }
 
 /// A session's requests in progress and when it was last used (read by the book under its
@@ -73,6 +77,10 @@ pub struct Reservation {
     book: Arc<SessionBook>,
     client: Arc<str>,
     evicted: Option<EvictedSession>,
+    /// The evicted session's place in the store, if it had one.
+    evicted_shared: Option<SharedPermit>,
+    /// This session's place in the store, once taken ([`Reservation::hold`]).
+    shared: Option<SharedPermit>,
     confirmed: bool,
 }
 
@@ -141,15 +149,32 @@ impl SessionBook {
         } else {
             None
         };
-        let evicted = evicted.and_then(|id| book.forget(&id));
+        let (evicted, evicted_shared) = match evicted.and_then(|id| book.forget(&id)) {
+            Some((evicted, shared)) => (Some(evicted), shared),
+            None => (None, None),
+        };
         *book.per_client.entry(Arc::clone(client)).or_default() += 1;
         book.reserved += 1;
         Ok(Reservation {
             book: Arc::clone(self),
             client: Arc::clone(client),
             evicted,
+            evicted_shared,
+            shared: None,
             confirmed: false,
         })
+    }
+
+    /// Give up `client`'s least recently used idle session, to make room among its
+    /// `maxSessions` counted for the whole fleet: the session (close it) and its place in the
+    /// store. `None` when none of its sessions here is idle.
+    pub(crate) fn evict_idle_of(
+        &self,
+        client: &str,
+    ) -> Option<(EvictedSession, Option<SharedPermit>)> {
+        let mut book = self.book();
+        let victim = book.least_recent_idle(|c| c == client)?;
+        book.forget(&victim)
     }
 
     /// A request on session `id` begins: the session is busy (never evicted) until the guard
@@ -189,7 +214,9 @@ impl SessionBook {
     /// Session `id` ended (the client's DELETE, idle expiry, or the close of an evicted one):
     /// forget it. Unknown ids are ignored.
     pub fn closed(&self, id: &str) {
-        let _ = self.book().forget(id);
+        // Its place in the store, if any, is given back as the permit drops (outside the lock).
+        let forgotten = self.book().forget(id);
+        drop(forgotten);
     }
 }
 
@@ -203,13 +230,16 @@ impl Book {
             .map(|(id, _)| Arc::clone(id))
     }
 
-    fn forget(&mut self, id: &str) -> Option<EvictedSession> {
+    fn forget(&mut self, id: &str) -> Option<(EvictedSession, Option<SharedPermit>)> {
         let (id, entry) = self.sessions.remove_entry(id)?;
         self.release(&entry.client);
-        Some(EvictedSession {
-            id,
-            client: entry.client,
-        })
+        Some((
+            EvictedSession {
+                id,
+                client: entry.client,
+            },
+            entry.shared,
+        ))
     }
 
     fn release(&mut self, client: &str) {
@@ -228,6 +258,28 @@ impl Reservation {
         self.evicted.as_ref()
     }
 
+    /// The evicted session's place in the store, when it was this client's (to give up in the
+    /// same step as this session's is taken).
+    pub(crate) fn take_evicted_place(&mut self) -> Option<SharedPermit> {
+        let of_this_client = self
+            .evicted
+            .as_ref()
+            .is_some_and(|e| e.client == self.client);
+        self.evicted_shared.take().filter(|_| of_this_client)
+    }
+
+    /// Hold `shared`, this session's place in the store, until the session ends.
+    pub(crate) fn hold(&mut self, shared: SharedPermit) {
+        self.shared = Some(shared);
+    }
+
+    /// The session has its id: its place in the store, if it has one, is named by it.
+    pub(crate) async fn name_place(&mut self, id: &str) {
+        if let Some(shared) = self.shared.take() {
+            self.shared = Some(shared.named(id).await);
+        }
+    }
+
     /// The session was opened with `id`: it is now in the book, idle, most recently used.
     pub fn confirm(mut self, id: impl Into<Arc<str>>) {
         self.confirmed = true;
@@ -241,6 +293,7 @@ impl Reservation {
                 busy: AtomicUsize::new(0),
                 last_used: AtomicU64::new(tick),
             }),
+            shared: self.shared.take(),
         };
         if let Some(old) = book.sessions.insert(id, entry) {
             // The same id twice (a session manager reusing ids): the old entry is replaced.

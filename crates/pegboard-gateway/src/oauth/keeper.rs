@@ -347,6 +347,39 @@ async fn keep(
             backoff = BACKOFF_MIN;
             continue;
         }
+        // Under the entry's lock, look again: another process may have refreshed while this
+        // one waited for the lock. Then its token is taken and no refresh token is spent, so
+        // of several processes (replicas) due at once, exactly one refreshes.
+        let held = tokio::select! {
+            () = ct.cancelled() => return,
+            held = store.lock_for_refresh() => held,
+        };
+        let _held = match held {
+            Ok(held) => held,
+            Err(e) => {
+                tracing::warn!(
+                    server = %shared.name,
+                    "cannot lock the stored credentials for a refresh ({e}); trying again in {}s",
+                    backoff.as_secs()
+                );
+                tokio::select! {
+                    () = ct.cancelled() => return,
+                    () = tokio::time::sleep(backoff) => {}
+                }
+                backoff = (backoff * 2).min(BACKOFF_MAX);
+                continue;
+            }
+        };
+        if let Ok(Some(record)) = store.server_store().load().await
+            && let Some(token) = token_from_record(&record, generation + 1)
+            && current.as_ref().is_none_or(|c| c.secret != token.secret)
+            && !token.due(Instant::now())
+        {
+            tracing::debug!(server = %shared.name, "using the token another process refreshed");
+            publish(&shared, token);
+            backoff = BACKOFF_MIN;
+            continue;
+        }
         let started = Instant::now();
         let refreshed = tokio::select! {
             () = ct.cancelled() => return,

@@ -21,6 +21,7 @@ mod client;
 mod discovery;
 pub(crate) mod elicit;
 mod error;
+mod in_store;
 pub(crate) mod keeper;
 pub(crate) mod login;
 mod logout;
@@ -29,6 +30,7 @@ mod status;
 mod token;
 
 pub use error::LoginError;
+pub use in_store::credentials_in_store;
 pub use login::{LoggedIn, LoginOptions, login};
 pub use logout::{LoggedOut, logout};
 pub use status::{AuthState, auth_state};

@@ -472,8 +472,9 @@ impl StoredSessions {
         Ok(())
     }
 
-    /// The client ended `id` (`DELETE`): gone from the store too.
-    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+    /// The client ended `id` (`DELETE`), or it was closed to make room for another (see
+    /// `http::sessions`): gone from the store too.
+    pub(crate) async fn delete(&self, id: &str) -> Result<(), StoreError> {
         self.forget(id);
         let key = self.key(id);
         let mut connection = self.store.connection();
