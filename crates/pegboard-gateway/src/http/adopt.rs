@@ -18,8 +18,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::health::Health;
-use super::sessions::{Cap, make_room, refuse};
-use crate::identity::{Client, DEFAULT_CLIENT};
+use super::room::{Cap, make_room, refuse, request_client};
 use crate::store::sessions::StoredSessions;
 use crate::store::{RETRY_AFTER_SECS, StoreError};
 
@@ -49,14 +48,7 @@ pub(super) async fn adopt(
         stored.unstash(&id);
         return response;
     };
-    let fallback;
-    let client = match request.extensions().get::<Arc<Client>>() {
-        Some(client) => client,
-        None => {
-            fallback = Arc::new(Client::unrestricted(DEFAULT_CLIENT, usize::MAX));
-            &fallback
-        }
-    };
+    let client = &request_client(&request);
     if record.client != client.name() {
         tracing::debug!(
             client = client.name(),

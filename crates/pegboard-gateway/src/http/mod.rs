@@ -36,6 +36,7 @@ mod adopt;
 pub(crate) mod health;
 mod origins;
 mod replica;
+mod room;
 pub mod serve;
 mod sessions;
 mod shared;
