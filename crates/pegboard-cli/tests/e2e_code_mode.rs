@@ -107,14 +107,7 @@ async fn cancelling_run_code_stops_its_script() -> Result<()> {
     let client = tokio::time::timeout(Duration::from_secs(30), Progress(tx).serve(transport))
         .await
         .context("handshake")??;
-    let Value::Object(arguments) =
-        json!({ "code": "await tools.units.list_units({});\nwhile (true) {}" })
-    else {
-        unreachable!()
-    };
-    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
-        CallToolRequestParams::new("run_code").with_arguments(arguments),
-    ));
+    let request = run_code_request("await tools.units.list_units({});\nwhile (true) {}");
     let handle = client
         .peer()
         .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
@@ -225,14 +218,7 @@ async fn cancelling_run_code_cancels_its_call_in_flight_at_the_server() -> Resul
     let client = tokio::time::timeout(Duration::from_secs(30), ().serve(transport))
         .await
         .context("handshake")??;
-    let Value::Object(arguments) =
-        json!({ "code": "await tools.t.sleep({ms: 60000});\nreturn 'slept'" })
-    else {
-        unreachable!()
-    };
-    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
-        CallToolRequestParams::new("run_code").with_arguments(arguments),
-    ));
+    let request = run_code_request("await tools.t.sleep({ms: 60000});\nreturn 'slept'");
     let handle = client
         .peer()
         .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
@@ -456,4 +442,13 @@ async fn promise_all_runs_max_parallel_calls_at_once_at_the_server() -> Result<(
     }
     assert_eq!((started, most), (6, 2));
     Ok(())
+}
+
+/// A `tools/call` of `run_code` with `code`, to send as a cancellable request.
+fn run_code_request(code: &str) -> rmcp::model::ClientRequest {
+    let mut arguments = serde_json::Map::new();
+    arguments.insert("code".into(), Value::String(code.into()));
+    rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new("run_code").with_arguments(arguments),
+    ))
 }
