@@ -26,6 +26,7 @@ pub struct ClientView {
     names: HashSet<Arc<str>, RandomState>,
     namespaces: HashSet<Arc<str>, RandomState>,
     rendered: OnceLock<Bytes>,
+    fingerprint: OnceLock<String>,
 }
 
 impl ClientView {
@@ -58,6 +59,7 @@ impl ClientView {
             names,
             namespaces,
             rendered: OnceLock::new(),
+            fingerprint: OnceLock::new(),
         }
     }
 
@@ -84,6 +86,25 @@ impl ClientView {
     /// [`ViewCache`] may already hold the new view, built by a request.)
     pub fn tools_differ_from(&self, earlier: &ClientView) -> bool {
         self.tools != earlier.tools
+    }
+
+    /// A fingerprint of the tools this client sees (names, order and definitions: equal exactly
+    /// when [`tools_differ_from`](Self::tools_differ_from) is false, up to SHA-256), the same in
+    /// every process: a session taken over by another replica compares what it was last
+    /// answered with what that replica shows. Computed once per view.
+    pub fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(|| {
+            use sha2::{Digest, Sha256};
+            let mut hash = Sha256::new();
+            for tool in &self.tools {
+                // The definition whole, as JSON: names and order are in it, and every member a
+                // client is shown. A line apart per tool, so no two lists hash alike by chance
+                // of where one definition ends.
+                hash.update(serde_json::Value::Object(tool.to_json()).to_string());
+                hash.update(b"\n");
+            }
+            hex::encode(&hash.finalize()[..16])
+        })
     }
 
     /// Keep only the tools this client may see, in their order: for `tools/list`, search

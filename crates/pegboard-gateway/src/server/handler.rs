@@ -314,12 +314,15 @@ impl ServerHandler for BoardServer {
         let telemetry = self.hooks.telemetry.as_deref();
         self.session
             .start(&self.board, peer.clone(), self.lists(), telemetry);
-        // A session taken over from the store gets back what it had set on its first replica.
         #[cfg(feature = "store")]
-        if let (Some(stored), Some(id)) = (&self.stored, &http_session)
-            && let Some(adopted) = stored.take_adopted(id)
-        {
-            self.readopt(id, adopted, &client).await;
+        if let (Some(stored), Some(id)) = (&self.stored, &http_session) {
+            // What it is answered of its lists is kept for a replica that takes it over.
+            self.told.keep_in(stored, id);
+            // A session taken over from the store gets back what it had set on its first
+            // replica, and is told what its lists look like here.
+            if let Some(adopted) = stored.take_adopted(id) {
+                self.readopt(id, adopted, &client, &peer).await;
+            }
         }
         feed::follow(
             &self.board,
