@@ -53,3 +53,26 @@ impl Listed {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_round_trips_and_leaves_out_what_was_never_asked() {
+        let listed = Listed {
+            tools: Some("0123abcd".into()),
+            prompts: None,
+            resources: Some(BTreeSet::new()),
+        };
+        let field = listed.to_field();
+        assert_eq!(field, r#"{"tools":"0123abcd","resources":[]}"#);
+        assert_eq!(Listed::from_field(Some(&field)), listed);
+        // An older release's record (no field), and one this release cannot read: never asked.
+        assert!(Listed::from_field(None).is_empty());
+        assert!(Listed::from_field(Some("[1, 2]")).is_empty());
+        // A later release's member is ignored, what this one knows kept.
+        let later = Listed::from_field(Some(r#"{"tools":"ff","templates":["x"]}"#));
+        assert_eq!(later.tools.as_deref(), Some("ff"));
+    }
+}
