@@ -88,19 +88,26 @@ impl ClientView {
         self.tools != earlier.tools
     }
 
-    /// A fingerprint of the tools this client sees (names, order and definitions: equal exactly
-    /// when [`tools_differ_from`](Self::tools_differ_from) is false, up to SHA-256), the same in
-    /// every process: a session taken over by another replica compares what it was last
-    /// answered with what that replica shows. Computed once per view.
+    /// A fingerprint of the tools this client sees: their names and definitions, in name order,
+    /// SHA-256; the same in every process. A session taken over by another replica compares
+    /// what it was last answered with what that replica shows. Unlike
+    /// [`tools_differ_from`](Self::tools_differ_from) it leaves the order out: the board lists
+    /// tools as their servers joined, which differs from replica to replica with the same
+    /// servers. Computed once per view.
     pub fn fingerprint(&self) -> &str {
         self.fingerprint.get_or_init(|| {
             use sha2::{Digest, Sha256};
+            let mut tools: Vec<(&str, String)> = self
+                .tools
+                .iter()
+                .map(|t| (t.name(), serde_json::Value::Object(t.to_json()).to_string()))
+                .collect();
+            tools.sort_unstable();
             let mut hash = Sha256::new();
-            for tool in &self.tools {
-                // The definition whole, as JSON: names and order are in it, and every member a
-                // client is shown. A line apart per tool, so no two lists hash alike by chance
-                // of where one definition ends.
-                hash.update(serde_json::Value::Object(tool.to_json()).to_string());
+            for (_, definition) in tools {
+                // The definition whole, as JSON (its name in it), one line each: compact JSON
+                // has no newline, so no two lists hash alike by where one definition ends.
+                hash.update(definition);
                 hash.update(b"\n");
             }
             hex::encode(&hash.finalize()[..16])

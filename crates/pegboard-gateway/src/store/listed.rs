@@ -2,9 +2,10 @@
 //! `store/sessions.rs`), so that a replica that adopts it tells it a `list_changed` when the
 //! list it would answer now differs, and keeps telling it later changes (`server/feed.rs`).
 //!
-//! Only what compares across replicas is kept: for tools a fingerprint of the definitions the
-//! client was shown (`ClientView::fingerprint`, SHA-256: the same on every replica and
-//! release), for prompts and resources the names of the servers whose prompts (resources) it
+//! Only what compares across replicas is kept: for tools a fingerprint of the names and
+//! definitions the client was shown (`ClientView::fingerprint`, SHA-256, in name order: the
+//! board's order is the order its servers joined, which differs between replicas with the same
+//! servers), for prompts and resources the names of the servers whose prompts (resources) it
 //! may see (a server's connection, which `feed.rs` compares on one replica, means nothing on
 //! another). A list left out was never asked for: an adopted session is told nothing about it.
 
