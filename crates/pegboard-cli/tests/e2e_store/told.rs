@@ -5,27 +5,42 @@
 //! What is *not* sent is checked by a later event on the same stream: the client declares
 //! roots, so the gateway asks for them (`roots/list`) when the session starts and again when
 //! the client says they changed; that second request is sent after the takeover told what it
-//! had to, on the same stream, so every notification of the takeover arrives before it.
+//! had to, on the same stream, so every notification of the takeover arrives before it. Then
+//! the session is followed on B as on A: a reload of B's config is told too.
 
 use super::*;
 
-/// What the GET stream of a session taken over on B brings until the gateway asks for the
-/// client's roots a second time: the methods of its messages. The session listed its tools on
-/// A (by the express lane, or rmcp's way with `--no-express`); A stopped; B's config is A's, or
-/// without server-everything (`b_differs`).
-async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<Vec<String>> {
+/// A session taken over on B, and what its GET stream brought until the gateway asked for the
+/// client's roots a second time.
+struct TakenOver {
+    /// The methods of the messages on the stream, in order.
+    methods: Vec<String>,
+    stream: Listening,
+    b: Replica,
+    /// B's config file.
+    b_config: PathBuf,
+    _store: (RedisServer, tempfile::TempDir, tempfile::TempDir),
+}
+
+/// The config of B when it differs from A's: the units demo alone.
+fn units_only() -> Value {
+    json!({"mcpServers": {"units": common::demo_server("units", &[])}})
+}
+
+/// A session that listed its tools on A (by the express lane, or rmcp's way with
+/// `--no-express`), taken over on B after A stopped; B's config is A's, or without
+/// server-everything (`b_differs`).
+async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<TakenOver> {
     let redis = RedisServer::start().await?;
     let dir = tempfile::tempdir()?;
     let config = write_config(dir.path(), json!({}));
     let other = tempfile::tempdir()?;
-    let b_config = if b_differs {
-        let path = other.path().join("pegboard.json");
-        let units = json!({"mcpServers": {"units": common::demo_server("units", &[])}});
-        std::fs::write(&path, units.to_string())?;
-        path
+    let b_config = other.path().join("pegboard.json");
+    if b_differs {
+        std::fs::write(&b_config, units_only().to_string())?;
     } else {
-        config.clone()
-    };
+        std::fs::copy(&config, &b_config)?;
+    }
     let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), extra).await?;
     let b = Replica::start(&b_config, "127.0.0.1:0", &redis.url(0), extra).await?;
     let mut client = RawClient::new(None);
@@ -80,13 +95,19 @@ async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<Vec<String>
             client.post(&b.url, &changed).await?;
         }
     }
-    Ok(methods)
+    Ok(TakenOver {
+        methods,
+        stream,
+        b,
+        b_config,
+        _store: (redis, dir, other),
+    })
 }
 
 #[tokio::test]
 async fn a_session_taken_over_by_a_replica_with_other_servers_is_told_its_tools_changed()
 -> Result<()> {
-    let methods = told_on_takeover(true, &[]).await?;
+    let methods = told_on_takeover(true, &[]).await?.methods;
     let told: Vec<_> = methods
         .iter()
         .filter(|m| m.ends_with("list_changed"))
@@ -97,7 +118,7 @@ async fn a_session_taken_over_by_a_replica_with_other_servers_is_told_its_tools_
 
 #[tokio::test]
 async fn without_the_express_lane_too() -> Result<()> {
-    let methods = told_on_takeover(true, &["--no-express"]).await?;
+    let methods = told_on_takeover(true, &["--no-express"]).await?.methods;
     let told: Vec<_> = methods
         .iter()
         .filter(|m| m.ends_with("list_changed"))
@@ -108,7 +129,13 @@ async fn without_the_express_lane_too() -> Result<()> {
 
 #[tokio::test]
 async fn a_session_taken_over_by_a_replica_with_the_same_servers_is_told_nothing() -> Result<()> {
-    let methods = told_on_takeover(false, &[]).await?;
+    let TakenOver {
+        methods,
+        mut stream,
+        b,
+        b_config,
+        _store,
+    } = told_on_takeover(false, &[]).await?;
     assert!(
         !methods.iter().any(|m| m.ends_with("list_changed")),
         "{methods:?}"
@@ -118,13 +145,29 @@ async fn a_session_taken_over_by_a_replica_with_the_same_servers_is_told_nothing
         2,
         "{methods:?}"
     );
-    Ok(())
+    // Followed from B as on A: its tools change with B's config, and it is told so.
+    std::fs::write(&b_config, units_only().to_string())?;
+    let pid = b.child.id().context("B is running")?;
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()?;
+    anyhow::ensure!(hup.success(), "kill -HUP {pid}: {hup}");
+    loop {
+        let message = stream.next().await.context("not told of B's reload")?;
+        match message["method"].as_str() {
+            Some("notifications/tools/list_changed") => return Ok(()),
+            Some(method) => anyhow::ensure!(!method.ends_with("list_changed"), "{message}"),
+            None => {}
+        }
+    }
 }
 
 /// A session's GET stream: its messages, one by one.
 struct Listening {
     response: reqwest::Response,
     buffer: String,
+    /// When reading gives up: a bound per read would restart at every keep-alive comment.
+    deadline: tokio::time::Instant,
 }
 
 impl Listening {
@@ -143,7 +186,7 @@ impl Listening {
                 }
                 continue;
             }
-            let chunk = tokio::time::timeout(WAIT, self.response.chunk())
+            let chunk = tokio::time::timeout_at(self.deadline, self.response.chunk())
                 .await
                 .context("nothing more on the GET stream in time")??
                 .context("the GET stream ended")?;
@@ -201,6 +244,7 @@ impl RawClient {
         Ok(Listening {
             response,
             buffer: String::new(),
+            deadline: tokio::time::Instant::now() + 2 * WAIT,
         })
     }
 }
