@@ -27,33 +27,49 @@ fn units_only() -> Value {
     json!({"mcpServers": {"units": common::demo_server("units", &[])}})
 }
 
-/// A session that listed its tools on A (by the express lane, or rmcp's way with
-/// `--no-express`), taken over on B after A stopped; B's config is A's, or without
-/// server-everything (`b_differs`).
-async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<TakenOver> {
+/// A's config and an extra server whose `ask` prompt any client may see.
+fn with_a_prompt_more(dir: &Path) -> Value {
+    let a = std::fs::read_to_string(dir.join("pegboard.json")).unwrap_or_default();
+    let mut config: Value = serde_json::from_str(&a).unwrap_or_default();
+    config["mcpServers"]["asker"] = common::demo_server("test", &["--ask-tool"]);
+    config
+}
+
+/// B's config: A's (`None`), or `Some` of its own.
+type BConfig = Option<fn(&Path) -> Value>;
+
+/// A session that listed `lists` (`tools/list`, `prompts/list`) on A (tools by the express
+/// lane, or rmcp's way with `--no-express`), taken over on B after A stopped; B's config is
+/// A's (units and server-everything), or what `b_config` makes of A's folder.
+async fn told_on_takeover(b_config: BConfig, lists: &[&str], extra: &[&str]) -> Result<TakenOver> {
     let redis = RedisServer::start().await?;
     let dir = tempfile::tempdir()?;
     let config = write_config(dir.path(), json!({}));
     let other = tempfile::tempdir()?;
-    let b_config = other.path().join("pegboard.json");
-    if b_differs {
-        std::fs::write(&b_config, units_only().to_string())?;
-    } else {
-        std::fs::copy(&config, &b_config)?;
+    let b_differs = b_config.is_some();
+    let b_path = other.path().join("pegboard.json");
+    match b_config {
+        Some(make) => std::fs::write(&b_path, make(dir.path()).to_string())?,
+        None => drop(std::fs::copy(&config, &b_path)?),
     }
+    let b_config = b_path;
     let mut a = Replica::start(&config, "127.0.0.1:0", &redis.url(0), extra).await?;
     let b = Replica::start(&b_config, "127.0.0.1:0", &redis.url(0), extra).await?;
     let mut client = RawClient::new(None);
     client
         .open_with(&a.url, json!({"roots": {"listChanged": true}}))
         .await?;
-    let (way, tools) = client.call(&a.url, 1, "tools/list", json!({})).await?;
-    let want = if extra.contains(&"--no-express") {
-        Way::Rmcp
-    } else {
-        Way::Lane
-    };
-    assert_eq!(way, want, "{tools}");
+    for (id, list) in (1..).zip(lists) {
+        let (way, answer) = client.call(&a.url, id, list, json!({})).await?;
+        if *list == "tools/list" {
+            let want = if extra.contains(&"--no-express") {
+                Way::Rmcp
+            } else {
+                Way::Lane
+            };
+            assert_eq!(way, want, "{answer}");
+        }
+    }
     // Written beside the answer: the store says what it listed once it is.
     let key = format!("pegboard:session:{}", client.session);
     let mut watch = tokio::net::TcpStream::connect(("127.0.0.1", redis.port())).await?;
@@ -66,13 +82,24 @@ async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<TakenOver> 
         }
         tokio::task::yield_now().await;
     }
-    assert!(seen.contains(r#"{"tools":""#), "{seen}");
+    let (tools, prompts) = (
+        lists.contains(&"tools/list"),
+        lists.contains(&"prompts/list"),
+    );
+    if tools {
+        assert!(seen.contains(r#""tools":""#), "{seen}");
+    }
+    if prompts {
+        assert!(seen.contains(r#""prompts":["#), "{seen}");
+    }
     a.stop().await?;
-    assert_eq!(client.convert(&b.url, 2).await?, Way::Rmcp);
+    assert_eq!(client.convert(&b.url, 10).await?, Way::Rmcp);
     b.logged(&format!(
-        "session {} taken over: list_changed told for tools {b_differs}, prompts false, \
-         resources false (listed before: tools true, prompts false, resources false)",
-        client.session
+        "session {} taken over: list_changed told for tools {}, prompts {}, resources false \
+         (listed before: tools {tools}, prompts {prompts}, resources false)",
+        client.session,
+        tools && b_differs,
+        prompts && b_differs,
     ))
     .await?;
     let mut stream = client.listen(&b.url).await?;
@@ -107,7 +134,9 @@ async fn told_on_takeover(b_differs: bool, extra: &[&str]) -> Result<TakenOver> 
 #[tokio::test]
 async fn a_session_taken_over_by_a_replica_with_other_servers_is_told_its_tools_changed()
 -> Result<()> {
-    let methods = told_on_takeover(true, &[]).await?.methods;
+    let methods = told_on_takeover(Some(|_| units_only()), &["tools/list"], &[])
+        .await?
+        .methods;
     let told: Vec<_> = methods
         .iter()
         .filter(|m| m.ends_with("list_changed"))
@@ -118,7 +147,9 @@ async fn a_session_taken_over_by_a_replica_with_other_servers_is_told_its_tools_
 
 #[tokio::test]
 async fn without_the_express_lane_too() -> Result<()> {
-    let methods = told_on_takeover(true, &["--no-express"]).await?.methods;
+    let methods = told_on_takeover(Some(|_| units_only()), &["tools/list"], &["--no-express"])
+        .await?
+        .methods;
     let told: Vec<_> = methods
         .iter()
         .filter(|m| m.ends_with("list_changed"))
@@ -135,7 +166,7 @@ async fn a_session_taken_over_by_a_replica_with_the_same_servers_is_told_nothing
         b,
         b_config,
         _store,
-    } = told_on_takeover(false, &[]).await?;
+    } = told_on_takeover(None, &["tools/list", "prompts/list"], &[]).await?;
     assert!(
         !methods.iter().any(|m| m.ends_with("list_changed")),
         "{methods:?}"
@@ -247,4 +278,18 @@ impl RawClient {
             deadline: tokio::time::Instant::now() + 2 * WAIT,
         })
     }
+}
+
+#[tokio::test]
+async fn a_session_that_listed_prompts_only_is_told_its_prompts_changed_only() -> Result<()> {
+    // B has a server more: its tools differ too, but the session never listed them.
+    let methods = told_on_takeover(Some(with_a_prompt_more), &["prompts/list"], &[])
+        .await?
+        .methods;
+    let told: Vec<_> = methods
+        .iter()
+        .filter(|m| m.ends_with("list_changed"))
+        .collect();
+    assert_eq!(told, ["notifications/prompts/list_changed"], "{methods:?}");
+    Ok(())
 }
