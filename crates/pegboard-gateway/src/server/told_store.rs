@@ -6,6 +6,11 @@
 //! a server's tools changed meanwhile) is told at once (`list_changed`, only for what the
 //! gateway advertised); every list it had listed is then followed as on the replica that opened
 //! it. A list it never asked for stays unasked: nothing is told about it.
+//!
+//! The notification goes where rmcp sends every `list_changed`: the session's `GET` stream.
+//! Told while the client has none open here yet (its stream ended with the first replica, and
+//! the adopting request is usually a `POST`), it is kept by rmcp and sent when the stream
+//! opens (no event store: a new stream gets what the session was sent before it).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
