@@ -140,8 +140,9 @@ impl Told {
             }
         }
         *slot = Some(servers);
+        // Prompts are kept once answered (`prompts_answered`, which follows): one write a list.
         #[cfg(feature = "store")]
-        {
+        if kind == ListKind::Resources {
             let names = store::names(slot.as_deref());
             drop(state);
             self.keep_servers(kind, names);

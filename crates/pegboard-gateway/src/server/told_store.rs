@@ -40,9 +40,11 @@ impl Told {
         if let Some((stored, id)) = self.kept.0.get() {
             let fingerprint = view.fingerprint();
             stored.listed(id, |l| {
-                if l.tools.as_deref() != Some(fingerprint) {
+                let changed = l.tools.as_deref() != Some(fingerprint);
+                if changed {
                     l.tools = Some(fingerprint.to_string());
                 }
+                changed
             });
         }
     }
@@ -50,9 +52,14 @@ impl Told {
     /// The session was answered the `kind` list from the servers named `names`.
     pub(super) fn keep_servers(&self, kind: ListKind, names: Option<BTreeSet<String>>) {
         if let Some((stored, id)) = self.kept.0.get() {
-            stored.listed(id, |l| match kind {
-                ListKind::Prompts => l.prompts = names,
-                ListKind::Resources => l.resources = names,
+            stored.listed(id, |l| {
+                let kept = match kind {
+                    ListKind::Prompts => &mut l.prompts,
+                    ListKind::Resources => &mut l.resources,
+                };
+                let changed = *kept != names;
+                *kept = names;
+                changed
             });
         }
     }

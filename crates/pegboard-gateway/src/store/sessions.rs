@@ -259,15 +259,11 @@ impl StoredSessions {
         self.change(id, edit, "subs");
     }
 
-    /// Session `id` is answered a list: `update` brings what it was last answered up to date.
-    /// Written beside the request only when that changed (a client that lists the same tools
-    /// again costs no round trip); a session not held here (stdio, no store) is left alone.
-    pub(crate) fn listed(self: &Arc<Self>, id: &str, update: impl FnOnce(&mut Listed)) {
-        let edit = |r: &mut Record| {
-            let before = r.listed.clone();
-            update(&mut r.listed);
-            (r.listed != before).then(|| r.listed.to_field())
-        };
+    /// Session `id` is answered a list: `update` brings what it was last answered up to date,
+    /// and says whether that changed. Written beside the request only then (a client that lists
+    /// the same tools again costs no round trip); a session not held here is left alone.
+    pub(crate) fn listed(self: &Arc<Self>, id: &str, update: impl FnOnce(&mut Listed) -> bool) {
+        let edit = |r: &mut Record| update(&mut r.listed).then(|| r.listed.to_field());
         self.change(id, edit, "told");
     }
 

@@ -78,11 +78,12 @@ async fn what_a_session_listed_is_kept_written_only_when_it_changes_and_adopted(
     a.opened("s1", "ci").await;
     // Opened, it has listed nothing: the record says so by leaving `told` out.
     assert!(b.fetch("s1").await.unwrap().unwrap().listed.is_empty());
-    a.listed("s1", |l| l.tools = Some("abc".into()));
+    a.listed("s1", |l| l.tools.replace("abc".into()).is_none());
     a.listed("s1", |l| {
-        l.prompts = Some(BTreeSet::from(["everything".into()]))
+        l.prompts = Some(BTreeSet::from(["everything".into()]));
+        true
     });
-    a.listed("s1", |l| l.resources = Some(BTreeSet::new()));
+    a.listed("s1", |l| l.resources.replace(BTreeSet::new()).is_none());
     let want = Listed {
         tools: Some("abc".into()),
         prompts: Some(BTreeSet::from(["everything".into()])),
@@ -104,7 +105,8 @@ async fn what_a_session_listed_is_kept_written_only_when_it_changes_and_adopted(
         .query_async::<()>(&mut c)
         .await
         .unwrap();
-    a.listed("s1", |l| l.tools = Some("abc".into()));
+    // (As `Told` asks: the same fingerprint is no change.)
+    a.listed("s1", |l| l.tools.as_deref() != Some("abc"));
     a.level_set("s1", LoggingLevel::Debug);
     let record = wait_for(&b, "s1", |r| r.level == Some(LoggingLevel::Debug)).await;
     assert_eq!(record.listed.tools.as_deref(), Some("other"));
