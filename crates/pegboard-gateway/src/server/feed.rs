@@ -21,6 +21,9 @@
 //! held one of its prompts, or when one of its `tools` patterns starts with the server's prefix.
 //! Resources follow the policy's rule (`server/visible.rs`): a server at least one of whose tools
 //! the client may see, unless its `"resources"` is `false`.
+//!
+//! With `--store`, what an HTTP session was answered is kept in its stored record too, so the
+//! replica that takes it over goes on from there (`server/told_store.rs`).
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
