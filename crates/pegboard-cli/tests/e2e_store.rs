@@ -9,6 +9,8 @@
 //! Everything waited for is an event: a log line, a file the client writes, a process's exit.
 
 mod common;
+#[path = "e2e_store/told.rs"]
+mod told;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -111,6 +111,13 @@ async fn a_change_is_news_only_to_clients_that_see_it() {
     let docs_after = ClientView::build(&docs_only, true, &board);
     assert!(!units_after.tools_differ_from(&units_before));
     assert!(docs_after.tools_differ_from(&docs_before));
+    // The fingerprint a stored session keeps says the same, and names no process: a view built
+    // apart (as on another replica) of the same tools has the same one.
+    assert_eq!(units_after.fingerprint(), units_before.fingerprint());
+    assert_ne!(docs_after.fingerprint(), docs_before.fingerprint());
+    let again = ClientView::build(&docs_only, true, &board);
+    assert_eq!(again.fingerprint(), docs_after.fingerprint());
+    assert_eq!(docs_after.fingerprint().len(), 32);
 }
 
 #[tokio::test]

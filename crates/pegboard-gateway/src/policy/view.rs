@@ -26,6 +26,7 @@ pub struct ClientView {
     names: HashSet<Arc<str>, RandomState>,
     namespaces: HashSet<Arc<str>, RandomState>,
     rendered: OnceLock<Bytes>,
+    fingerprint: OnceLock<String>,
 }
 
 impl ClientView {
@@ -58,6 +59,7 @@ impl ClientView {
             names,
             namespaces,
             rendered: OnceLock::new(),
+            fingerprint: OnceLock::new(),
         }
     }
 
@@ -84,6 +86,32 @@ impl ClientView {
     /// [`ViewCache`] may already hold the new view, built by a request.)
     pub fn tools_differ_from(&self, earlier: &ClientView) -> bool {
         self.tools != earlier.tools
+    }
+
+    /// A fingerprint of the tools this client sees: their names and definitions, in name order,
+    /// SHA-256; the same in every process. A session taken over by another replica compares
+    /// what it was last answered with what that replica shows. Unlike
+    /// [`tools_differ_from`](Self::tools_differ_from) it leaves the order out: the board lists
+    /// tools as their servers joined, which differs from replica to replica with the same
+    /// servers. Computed once per view.
+    pub fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(|| {
+            use sha2::{Digest, Sha256};
+            let mut tools: Vec<(&str, String)> = self
+                .tools
+                .iter()
+                .map(|t| (t.name(), serde_json::Value::Object(t.to_json()).to_string()))
+                .collect();
+            tools.sort_unstable();
+            let mut hash = Sha256::new();
+            for (_, definition) in tools {
+                // The definition whole, as JSON (its name in it), one line each: compact JSON
+                // has no newline, so no two lists hash alike by where one definition ends.
+                hash.update(definition);
+                hash.update(b"\n");
+            }
+            hex::encode(&hash.finalize()[..16])
+        })
     }
 
     /// Keep only the tools this client may see, in their order: for `tools/list`, search

@@ -21,6 +21,9 @@
 //! held one of its prompts, or when one of its `tools` patterns starts with the server's prefix.
 //! Resources follow the policy's rule (`server/visible.rs`): a server at least one of whose tools
 //! the client may see, unless its `"resources"` is `false`.
+//!
+//! With `--store`, what an HTTP session was answered is kept in its stored record too, so the
+//! replica that takes it over goes on from there (`server/told_store.rs`).
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
@@ -37,6 +40,10 @@ use crate::session::{
 };
 use crate::upstream::{Hub, sides::ListKind};
 
+#[cfg(feature = "store")]
+#[path = "told_store.rs"]
+mod store;
+
 /// How often a downstream session's notifier checks that its client is still there.
 const PRUNE_INTERVAL: Duration = Duration::from_secs(30);
 
@@ -51,6 +58,9 @@ pub(crate) struct Told {
     /// What the gateway advertised to the session (no `list_changed` for what it was not).
     offers: OnceLock<Offers>,
     state: Mutex<State>,
+    /// With `--store`, where an HTTP session's answers are kept for a replica that adopts it.
+    #[cfg(feature = "store")]
+    kept: store::Kept,
 }
 
 /// The session's last answers; `None`: it never asked for that list.
@@ -71,12 +81,12 @@ struct Server {
     visible: bool,
 }
 
-/// Which lists a board change is to be told about.
+/// Which lists a board change (or an adoption) is to be told about.
 #[derive(Debug, Default, Clone, Copy)]
-struct Due {
-    tools: bool,
-    prompts: bool,
-    resources: bool,
+pub(crate) struct Due {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
 }
 
 impl Told {
@@ -87,6 +97,8 @@ impl Told {
             client: OnceLock::new(),
             offers: OnceLock::new(),
             state: Mutex::new(State::default()),
+            #[cfg(feature = "store")]
+            kept: store::Kept::default(),
         })
     }
 
@@ -131,6 +143,13 @@ impl Told {
             }
         }
         *slot = Some(servers);
+        // Prompts are kept once answered (`prompts_answered`, which follows): one write a list.
+        #[cfg(feature = "store")]
+        if kind == ListKind::Resources {
+            let names = store::names(slot.as_deref());
+            drop(state);
+            self.keep_servers(kind, names);
+        }
     }
 
     /// The session was answered `prompts/list` with `names`: the servers they came from are
@@ -144,6 +163,12 @@ impl Told {
                 let prefix = format!("{ns}{separator}");
                 server.visible |= names.iter().any(|n| n.starts_with(&prefix));
             }
+        }
+        #[cfg(feature = "store")]
+        {
+            let names = store::names(state.prompts.as_deref());
+            drop(state);
+            self.keep_servers(ListKind::Prompts, names);
         }
     }
 
@@ -266,6 +291,8 @@ impl Lists for Told {
         // The view of the board now, read before the answer is built from the board: a change
         // meanwhile is told about, at worst once too often, never missed.
         let view = client.view(&self.board);
+        #[cfg(feature = "store")]
+        self.keep_tools(&view);
         self.lock().tools = Some(view);
     }
 

@@ -106,6 +106,7 @@ impl ServerHandler for BoardServer {
     ) -> Result<ListToolsResult, ErrorData> {
         self.startup.wait().await;
         let client = self.client_of(&context);
+        self.keep_lists(&context);
         self.told.tools_answered(client);
         let listed = self
             .code_list(client)
@@ -156,6 +157,7 @@ impl ServerHandler for BoardServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         self.startup.wait().await;
         let client = self.client_of(&context);
+        self.keep_lists(&context);
         self.told.answering(ListKind::Prompts, client);
         let listed = catalog::list_prompts(&self.board, client).await;
         self.told
@@ -180,6 +182,7 @@ impl ServerHandler for BoardServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         self.startup.wait().await;
         let client = self.client_of(&context);
+        self.keep_lists(&context);
         self.told.answering(ListKind::Resources, client);
         Ok(catalog::list_resources(&self.board, client).await)
     }
@@ -191,6 +194,7 @@ impl ServerHandler for BoardServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         self.startup.wait().await;
         let client = self.client_of(&context);
+        self.keep_lists(&context);
         self.told.answering(ListKind::Resources, client);
         Ok(catalog::list_resource_templates(&self.board, client).await)
     }
@@ -294,6 +298,12 @@ impl ServerHandler for BoardServer {
             .and_then(|parts| parts.headers.get(SESSION_HEADER))
             .and_then(|id| id.to_str().ok())
             .map(str::to_string);
+        // What it is answered of its lists is kept for a replica that takes it over: from
+        // before the express lane may answer it.
+        #[cfg(feature = "store")]
+        if let (Some(stored), Some(id)) = (&self.stored, &http_session) {
+            self.told.keep_in(stored, id);
+        }
         let peer = context.peer;
         let client = context
             .extensions
@@ -314,12 +324,13 @@ impl ServerHandler for BoardServer {
         let telemetry = self.hooks.telemetry.as_deref();
         self.session
             .start(&self.board, peer.clone(), self.lists(), telemetry);
-        // A session taken over from the store gets back what it had set on its first replica.
         #[cfg(feature = "store")]
-        if let (Some(stored), Some(id)) = (&self.stored, &http_session)
-            && let Some(adopted) = stored.take_adopted(id)
-        {
-            self.readopt(id, adopted, &client).await;
+        if let (Some(stored), Some(id)) = (&self.stored, &http_session) {
+            // A session taken over from the store gets back what it had set on its first
+            // replica, and is told what its lists look like here.
+            if let Some(adopted) = stored.take_adopted(id) {
+                self.readopt(id, adopted, &client, &peer).await;
+            }
         }
         feed::follow(
             &self.board,

@@ -128,6 +128,18 @@ impl BoardServer {
         Some((stored, id))
     }
 
+    /// Keep what this request's session is answered of its lists in the store (`--store`,
+    /// HTTP). Set at `initialized` too; here as well because rmcp may serve a list request
+    /// before it has handled the `initialized` that came first.
+    fn keep_lists(&self, context: &RequestContext<RoleServer>) {
+        #[cfg(feature = "store")]
+        if let Some((stored, id)) = self.stored_session(context) {
+            self.told.keep_in(stored, id);
+        }
+        #[cfg(not(feature = "store"))]
+        let _ = context;
+    }
+
     /// The handler for one more downstream session: same board and relay, its own session
     /// state (log level, roots). Serve each client connection with its own.
     #[must_use]

@@ -11,6 +11,7 @@
 //! Keys are `PREFIX:KIND:ID` ([`Store::key`]); the prefix is the config's `store.prefix`.
 
 mod error;
+pub(crate) mod listed;
 pub(crate) mod sessions;
 
 use std::future::Future;

@@ -4,11 +4,14 @@
 //! A session is a hash at `PREFIX:session:ID`: `client` (the named client that opened it: only
 //! it may use it, on any replica), `init` (its `initialize` parameters, JSON: protocol version,
 //! client info and capabilities, which rmcp replays to adopt it), and when set `level` (its
-//! `logging/setLevel`) and `subs` (the resources it subscribed to, a JSON array). Its TTL is the
-//! idle expiry (`--session-idle`), slid forward while the session is used.
+//! `logging/setLevel`), `subs` (the resources it subscribed to, a JSON array) and `told` (what
+//! it was last answered of each list, JSON: `{"tools": FINGERPRINT, "prompts": [SERVER, ...],
+//! "resources": [SERVER, ...]}`, a list it never asked for left out; see `store/listed.rs`). Its
+//! TTL is the idle expiry (`--session-idle`), slid forward while the session is used.
 //!
 //! The replica that holds a session serves it without asking the store: the only round trips
-//! are writes when something of it changes (the handshake, a log level, a subscription), made
+//! are writes when something of it changes (the handshake, a log level, a subscription, a list
+//! answered otherwise than last time), made
 //! beside the request (the handshake's is awaited once, before the answer that names the
 //! session, so any replica can adopt it from the client's next request), and a sweep every
 //! quarter of the idle time (at most 5 s apart) that restates the TTL of every session held here
@@ -16,7 +19,9 @@
 //! write failed while the store was down, or that the store no longer has (it restarted empty). A replica asked for a session it does not hold reads it
 //! ([`StoredSessions::fetch`], in `http/sessions.rs`), checks its client, and lets rmcp restore
 //! it (its handshake replayed, `load` answering from what was just read); its log level and
-//! subscriptions are applied when the replayed handshake ends ([`StoredSessions::take_adopted`]).
+//! subscriptions are applied when the replayed handshake ends ([`StoredSessions::take_adopted`]),
+//! and it is told `list_changed` for each list it had listed that this replica would answer
+//! otherwise (`server/told_store.rs`).
 //!
 //! A session is deleted from the store only when its client ends it (`DELETE`) or its TTL runs
 //! out; a replica that stops (drain, restart) or closes its copy (idle here, evicted) only
@@ -36,6 +41,7 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::listed::Listed;
 use super::{Store, StoreError};
 
 /// The kind of key a session is kept under (`PREFIX:session:ID`).
@@ -59,6 +65,8 @@ pub(crate) struct Record {
     pub(crate) level: Option<LoggingLevel>,
     /// The resource URIs it subscribed to.
     pub(crate) subscriptions: BTreeSet<String>,
+    /// What it was last answered of each list.
+    pub(crate) listed: Listed,
 }
 
 /// What an adopted session gets back once its replayed handshake ends.
@@ -68,6 +76,8 @@ pub(crate) struct Adopted {
     pub(crate) level: Option<LoggingLevel>,
     /// Its subscriptions.
     pub(crate) subscriptions: BTreeSet<String>,
+    /// What it was last answered of each list.
+    pub(crate) listed: Listed,
 }
 
 /// A session held here, as the store should have it.
@@ -91,7 +101,7 @@ pub(crate) struct StoredSessions {
     fetched: Mutex<HashMap<String, Option<Record>, RandomState>>,
     /// `initialize` parameters rmcp handed over, until the session's record is written.
     fresh: Mutex<HashMap<String, String, RandomState>>,
-    /// Adopted sessions' log levels and subscriptions, until their handshake ends.
+    /// Adopted sessions' log levels, subscriptions and lists, until their handshake ends.
     adopted: Mutex<HashMap<String, Adopted, RandomState>>,
 }
 
@@ -184,7 +194,8 @@ impl StoredSessions {
         locked(&self.fetched).remove(id);
     }
 
-    /// The log level and subscriptions of the adopted session `id`, once (its handshake ended).
+    /// The log level, subscriptions and lists of the adopted session `id`, once (its handshake
+    /// ended).
     pub(crate) fn take_adopted(&self, id: &str) -> Option<Adopted> {
         locked(&self.adopted).remove(id)
     }
@@ -202,6 +213,7 @@ impl StoredSessions {
             init,
             level: None,
             subscriptions: BTreeSet::new(),
+            listed: Listed::default(),
         };
         let written = self.write_whole(id, &record, self.idle).await.is_ok();
         locked(&self.held).insert(
@@ -224,7 +236,14 @@ impl StoredSessions {
     /// Session `id` set its log level: written beside the request.
     pub(crate) fn level_set(self: &Arc<Self>, id: &str, level: LoggingLevel) {
         let value = level_name(level);
-        self.change(id, |r| r.level = Some(level), "level", value);
+        self.change(
+            id,
+            |r| {
+                r.level = Some(level);
+                Some(value)
+            },
+            "level",
+        );
     }
 
     /// Session `id` subscribed to `uri` (`on: true`) or unsubscribed: written beside the request.
@@ -235,31 +254,37 @@ impl StoredSessions {
             } else {
                 r.subscriptions.remove(uri);
             }
+            Some(serde_json::to_string(&r.subscriptions).unwrap_or_default())
         };
-        self.change(id, edit, "subs", String::new());
+        self.change(id, edit, "subs");
     }
 
-    /// Apply `edit` to the record of `id` held here and write `field` beside the request (its
-    /// value: `value`, or for `subs` the record's subscriptions after the edit).
+    /// Session `id` is answered a list: `update` brings what it was last answered up to date,
+    /// and says whether that changed. Written beside the request only then (a client that lists
+    /// the same tools again costs no round trip); a session not held here is left alone.
+    pub(crate) fn listed(self: &Arc<Self>, id: &str, update: impl FnOnce(&mut Listed) -> bool) {
+        let edit = |r: &mut Record| update(&mut r.listed).then(|| r.listed.to_field());
+        self.change(id, edit, "told");
+    }
+
+    /// Apply `edit` to the record of `id` held here and write `field` beside the request, with
+    /// the value `edit` returns (`None`: nothing changed, nothing written).
     fn change(
         self: &Arc<Self>,
         id: &str,
-        edit: impl FnOnce(&mut Record),
+        edit: impl FnOnce(&mut Record) -> Option<String>,
         field: &'static str,
-        value: String,
     ) {
         let value = {
             let mut held = locked(&self.held);
             let Some(entry) = held.get_mut(id) else {
                 return;
             };
-            edit(&mut entry.record);
             entry.last_used = Instant::now();
-            if field == "subs" {
-                serde_json::to_string(&entry.record.subscriptions).unwrap_or_default()
-            } else {
-                value
-            }
+            let Some(value) = edit(&mut entry.record) else {
+                return;
+            };
+            value
         };
         let this = Arc::clone(self);
         let id = id.to_string();
@@ -317,6 +342,9 @@ impl StoredSessions {
                 "subs",
                 serde_json::to_string(&record.subscriptions).unwrap_or_default(),
             ));
+        }
+        if !record.listed.is_empty() {
+            fields.push(("told", record.listed.to_field()));
         }
         let mut connection = self.store.connection();
         self.store
@@ -446,6 +474,7 @@ impl StoredSessions {
             Adopted {
                 level: record.level,
                 subscriptions: record.subscriptions.clone(),
+                listed: record.listed.clone(),
             },
         );
         locked(&self.held).insert(
@@ -511,11 +540,14 @@ fn parse(mut fields: HashMap<String, String>) -> Result<Record, String> {
         Some(subs) => serde_json::from_str(&subs)
             .map_err(|e| format!("its `subs` is not a list of URIs: {e}"))?,
     };
+    // Written by a release that kept no lists: taken as never listed.
+    let listed = Listed::from_field(fields.remove("told").as_deref());
     Ok(Record {
         client,
         init,
         level,
         subscriptions,
+        listed,
     })
 }
 

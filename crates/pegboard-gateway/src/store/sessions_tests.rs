@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::config::StoreSettings;
+use crate::store::listed::Listed;
 use demo_servers::testing::redis::RedisServer;
 use rmcp::model::{ClientCapabilities, Implementation};
 
@@ -66,6 +67,78 @@ async fn a_session_written_by_one_replica_is_adopted_by_another_with_what_it_set
     b.for_rmcp().delete("s1").await.unwrap();
     assert!(a.fetch("s1").await.unwrap().is_none());
     assert!(b.for_rmcp().load("s1").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn what_a_session_listed_is_kept_written_only_when_it_changes_and_adopted() {
+    let redis = RedisServer::start().await.unwrap();
+    let a = sessions(&redis, Duration::from_secs(60)).await;
+    let b = sessions(&redis, Duration::from_secs(60)).await;
+    a.for_rmcp().store("s1", &init_state()).await.unwrap();
+    a.opened("s1", "ci").await;
+    // Opened, it has listed nothing: the record says so by leaving `told` out.
+    assert!(b.fetch("s1").await.unwrap().unwrap().listed.is_empty());
+    a.listed("s1", |l| l.tools.replace("abc".into()).is_none());
+    a.listed("s1", |l| {
+        l.prompts = Some(BTreeSet::from(["everything".into()]));
+        true
+    });
+    a.listed("s1", |l| l.resources.replace(BTreeSet::new()).is_none());
+    let want = Listed {
+        tools: Some("abc".into()),
+        prompts: Some(BTreeSet::from(["everything".into()])),
+        resources: Some(BTreeSet::new()),
+    };
+    let record = wait_for(&b, "s1", |r| r.listed == want).await;
+    // b adopts: the handshake gets what it listed.
+    b.stash("s1", Some(record));
+    b.for_rmcp().load("s1").await.unwrap().unwrap();
+    assert_eq!(b.take_adopted("s1").unwrap().listed, want);
+    // The same answer again is not written: what another hand put there stays, and the write
+    // of a later change (spawned after, on the same connection) finds it.
+    let key = a.key("s1");
+    let mut c = a.store().connection();
+    redis::cmd("HSET")
+        .arg(&key)
+        .arg("told")
+        .arg(r#"{"tools":"other"}"#)
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+    // (As `Told` asks: the same fingerprint is no change.)
+    a.listed("s1", |l| l.tools.as_deref() != Some("abc"));
+    a.level_set("s1", LoggingLevel::Debug);
+    let record = wait_for(&b, "s1", |r| r.level == Some(LoggingLevel::Debug)).await;
+    assert_eq!(record.listed.tools.as_deref(), Some("other"));
+    // A record of a release that kept no lists: never asked.
+    redis::cmd("HDEL")
+        .arg(&key)
+        .arg("told")
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+    assert!(b.fetch("s1").await.unwrap().unwrap().listed.is_empty());
+    // Lost by the store, the record is written back whole, lists and all.
+    redis::cmd("DEL")
+        .arg(&key)
+        .query_async::<()>(&mut c)
+        .await
+        .unwrap();
+    assert!(a.sweep().await);
+    assert_eq!(b.fetch("s1").await.unwrap().unwrap().listed, want);
+}
+
+/// Session `id` as the store holds it once `done` says so (changes are written beside).
+async fn wait_for(sessions: &StoredSessions, id: &str, done: impl Fn(&Record) -> bool) -> Record {
+    for _ in 0..100 {
+        if let Some(record) = sessions.fetch(id).await.unwrap()
+            && done(&record)
+        {
+            return record;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the change of {id} did not reach the store");
 }
 
 #[tokio::test]
