@@ -121,4 +121,3 @@ pub(super) fn refuse(limit: &LimitError) -> Response {
     );
     response
 }
-
