@@ -15,7 +15,7 @@
 mod common;
 
 use common::nginx::Nginx;
-use common::{installed, test_deps};
+use common::sdk_replicas::{self, Sdk};
 
 use std::path::Path;
 use std::process::Stdio;
@@ -87,12 +87,6 @@ async fn proxy(replicas: &[(tokio::process::Child, String); 2], sticky: bool) ->
     Nginx::start(&site).await
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Sdk {
-    Python,
-    Ts,
-}
-
 /// What a client run printed: calls answered right, of how many, sessions by replica, errors.
 #[derive(Debug)]
 struct Tally {
@@ -120,24 +114,7 @@ async fn run_client(
     concurrency: u32,
     timeout_secs: u32,
 ) -> Result<Tally> {
-    let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
-    let mut command = match sdk {
-        Sdk::Python => {
-            let mut c =
-                tokio::process::Command::new(installed(test_deps().join("venv/bin/python")));
-            c.arg(clients.join("python/replicas.py"));
-            c
-        }
-        Sdk::Ts => {
-            let modules = test_deps().join("node/node_modules");
-            installed(modules.join("@modelcontextprotocol/sdk/package.json"));
-            let mut c = tokio::process::Command::new("node");
-            c.arg(clients.join("ts/replicas.mjs"))
-                .arg("--node-modules")
-                .arg(modules);
-            c
-        }
-    };
+    let mut command = sdk_replicas::command(sdk);
     for (flag, value) in [
         ("--sessions", sessions),
         ("--calls", calls),

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use common::nginx::Nginx;
-use common::{installed, test_deps};
+use common::sdk_replicas::{self, Sdk};
 use demo_servers::testing::redis::RedisServer;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -689,32 +689,9 @@ fn fleet_site(addrs: &[String; 3]) -> Result<String> {
     Ok(site.replace(SHIPPED_LISTEN, "listen {LISTEN};"))
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Sdk {
-    Python,
-    Ts,
-}
-
 /// An SDK client calling through `url` in `sessions` sessions until `until` exists.
 fn sdk_client(sdk: Sdk, url: &str, sessions: u32, until: &Path) -> Result<tokio::process::Child> {
-    let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
-    let mut command = match sdk {
-        Sdk::Python => {
-            let mut c =
-                tokio::process::Command::new(installed(test_deps().join("venv/bin/python")));
-            c.arg(clients.join("python/replicas.py"));
-            c
-        }
-        Sdk::Ts => {
-            let modules = test_deps().join("node/node_modules");
-            installed(modules.join("@modelcontextprotocol/sdk/package.json"));
-            let mut c = tokio::process::Command::new("node");
-            c.arg(clients.join("ts/replicas.mjs"))
-                .arg("--node-modules")
-                .arg(modules);
-            c
-        }
-    };
+    let mut command = sdk_replicas::command(sdk);
     command
         .args(["--sessions", &sessions.to_string(), "--calls", "1"])
         .args(["--concurrency", &sessions.to_string(), "--timeout", "20"])

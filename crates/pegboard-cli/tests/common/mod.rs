@@ -10,6 +10,7 @@ pub mod oauth;
 pub mod observe;
 pub mod oidc;
 pub mod parity;
+pub mod sdk_replicas;
 
 use std::path::{Path, PathBuf};
 
