@@ -137,11 +137,11 @@ async fn a_session_taken_over_by_a_replica_with_other_servers_is_told_its_tools_
     let methods = told_on_takeover(Some(|_| units_only()), &["tools/list"], &[])
         .await?
         .methods;
-    let told: Vec<_> = methods
-        .iter()
-        .filter(|m| m.ends_with("list_changed"))
-        .collect();
-    assert_eq!(told, ["notifications/tools/list_changed"], "{methods:?}");
+    assert_eq!(
+        list_changed(&methods),
+        ["notifications/tools/list_changed"],
+        "{methods:?}"
+    );
     Ok(())
 }
 
@@ -150,11 +150,11 @@ async fn without_the_express_lane_too() -> Result<()> {
     let methods = told_on_takeover(Some(|_| units_only()), &["tools/list"], &["--no-express"])
         .await?
         .methods;
-    let told: Vec<_> = methods
-        .iter()
-        .filter(|m| m.ends_with("list_changed"))
-        .collect();
-    assert_eq!(told, ["notifications/tools/list_changed"], "{methods:?}");
+    assert_eq!(
+        list_changed(&methods),
+        ["notifications/tools/list_changed"],
+        "{methods:?}"
+    );
     Ok(())
 }
 
@@ -167,10 +167,7 @@ async fn a_session_taken_over_by_a_replica_with_the_same_servers_is_told_nothing
         b_config,
         _store,
     } = told_on_takeover(None, &["tools/list", "prompts/list"], &[]).await?;
-    assert!(
-        !methods.iter().any(|m| m.ends_with("list_changed")),
-        "{methods:?}"
-    );
+    assert!(list_changed(&methods).is_empty(), "{methods:?}");
     assert_eq!(
         methods.iter().filter(|m| *m == "roots/list").count(),
         2,
@@ -286,10 +283,19 @@ async fn a_session_that_listed_prompts_only_is_told_its_prompts_changed_only() -
     let methods = told_on_takeover(Some(with_a_prompt_more), &["prompts/list"], &[])
         .await?
         .methods;
-    let told: Vec<_> = methods
-        .iter()
-        .filter(|m| m.ends_with("list_changed"))
-        .collect();
-    assert_eq!(told, ["notifications/prompts/list_changed"], "{methods:?}");
+    assert_eq!(
+        list_changed(&methods),
+        ["notifications/prompts/list_changed"],
+        "{methods:?}"
+    );
     Ok(())
+}
+
+/// The `list_changed` notifications among `methods`, in order.
+fn list_changed(methods: &[String]) -> Vec<&str> {
+    methods
+        .iter()
+        .map(String::as_str)
+        .filter(|m| m.ends_with("list_changed"))
+        .collect()
 }
