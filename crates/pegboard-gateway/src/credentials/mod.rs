@@ -28,12 +28,15 @@ mod store;
 mod tests;
 
 pub use error::StoreError;
+// `InStore` and `SealKey` are named outside this module only by the `testing` helpers.
+#[cfg(all(feature = "store", any(test, feature = "testing")))]
+pub(crate) use in_store::InStore;
 #[cfg(feature = "store")]
-pub(crate) use in_store::{InStore, use_store};
+pub(crate) use in_store::use_store;
 pub use key::StoreKey;
 pub use record::{ClientRegistration, CredentialRecord, RegistrationKind, now_epoch};
 pub use rmcp_store::{REFUSED, RmcpStore};
-#[cfg(feature = "store")]
+#[cfg(all(feature = "store", any(test, feature = "testing")))]
 pub(crate) use seal::SealKey;
 pub use secrets::{Secrets, is_secret_name};
 pub use store::{ServerStore, Store};
