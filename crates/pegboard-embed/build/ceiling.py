@@ -42,6 +42,30 @@ def normalise(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
+def print_row(set_name: str, model: str, qs: list, cos: np.ndarray, w: float) -> None:
+    """Score `qs` (with their lexical hits and relevant tools) by `w * bm25 / best + (1 - w) *
+    cos` and print the table's row: hit@1, hit@5, R@1, R@5, MRR."""
+    r1 = r5 = hit1 = hit5 = mrr = 0.0
+    for q, c in zip(qs, cos):
+        s = (1 - w) * c
+        best = max([h[1] for h in q["hits"]], default=0.0)
+        if best > 0:
+            for i, score in q["hits"]:
+                s[i] += w * score / best
+        top = list(np.argsort(-s, kind="stable")[:10])
+        rel = q["relevant"]
+        r1 += sum(r in top[:1] for r in rel) / len(rel)
+        r5 += sum(r in top[:5] for r in rel) / len(rel)
+        hit1 += any(r in top[:1] for r in rel)
+        hit5 += any(r in top[:5] for r in rel)
+        mrr += next((1 / (k + 1) for k, t in enumerate(top) if t in rel), 0.0)
+    k = len(qs)
+    what = "embedding only" if w == 0 else f"hybrid, lexical {w}"
+    print(f"| {set_name} ({k}) | {model} | {what} | {100 * hit1 / k:.1f}% | "
+          f"{100 * hit5 / k:.1f}% | {100 * r1 / k:.1f}% | {100 * r5 / k:.1f}% | "
+          f"{mrr / k:.3f} |", flush=True)
+
+
 def main():
     dump, data = Path(sys.argv[1]), Path(sys.argv[2])
     src = distill.model_dir()
@@ -75,26 +99,7 @@ def main():
             for m, f in models.items():
                 cos = np.array([f(q["text"]) for q in qs]) @ vectors[m].T
                 for w in [0.0, 0.3, 0.4, 0.5, 0.6]:
-                    r1 = r5 = hit1 = hit5 = mrr = 0.0
-                    for q, c in zip(qs, cos):
-                        s = (1 - w) * c
-                        best = max([h[1] for h in q["hits"]], default=0.0)
-                        if best > 0:
-                            for i, score in q["hits"]:
-                                s[i] += w * score / best
-                        top = list(np.argsort(-s, kind="stable")[:10])
-                        rel = q["relevant"]
-                        r1 += sum(r in top[:1] for r in rel) / len(rel)
-                        r5 += sum(r in top[:5] for r in rel) / len(rel)
-                        hit1 += any(r in top[:1] for r in rel)
-                        hit5 += any(r in top[:5] for r in rel)
-                        mrr += next((1 / (k + 1) for k, t in enumerate(top) if t in rel), 0.0)
-                    k = len(qs)
-                    what = "embedding only" if w == 0 else f"hybrid, lexical {w}"
-                    print(f"| {name} {split} ({k}) | {m} | {what} | {100 * hit1 / k:.1f}% | "
-                          f"{100 * hit5 / k:.1f}% | {100 * r1 / k:.1f}% | {100 * r5 / k:.1f}% | "
-                          f"{mrr / k:.3f} |", flush=True)
-
+                    print_row(f"{name} {split}", m, qs, cos, w)
 
 if __name__ == "__main__":
     main()

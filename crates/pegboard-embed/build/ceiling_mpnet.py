@@ -27,6 +27,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 import mpnet
+from ceiling import print_row
 
 MAX_LEN = 256  # as ceiling.py (all-mpnet-base-v2's own limit is 384)
 EOS = 2  # </s>
@@ -66,26 +67,7 @@ def main():
         qs = [q for q in d["queries"] if q["split"] == "held-out" and q["relevant"]]
         cos = embed_all([q["text"] for q in qs]) @ tools.T
         for w in [0.0, 0.2, 0.3, 0.4, 0.5, 0.6]:
-            r1 = r5 = hit1 = hit5 = mrr = 0.0
-            for q, c in zip(qs, cos):
-                s = (1 - w) * c
-                best = max([h[1] for h in q["hits"]], default=0.0)
-                if best > 0:
-                    for i, score in q["hits"]:
-                        s[i] += w * score / best
-                top = list(np.argsort(-s, kind="stable")[:10])
-                rel = q["relevant"]
-                r1 += sum(r in top[:1] for r in rel) / len(rel)
-                r5 += sum(r in top[:5] for r in rel) / len(rel)
-                hit1 += any(r in top[:1] for r in rel)
-                hit5 += any(r in top[:5] for r in rel)
-                mrr += next((1 / (k + 1) for k, t in enumerate(top) if t in rel), 0.0)
-            k = len(qs)
-            what = "embedding only" if w == 0 else f"hybrid, lexical {w}"
-            print(f"| {name} held-out ({k}) | all-mpnet-base-v2 teacher | {what} | {100 * hit1 / k:.1f}% | "
-                  f"{100 * hit5 / k:.1f}% | {100 * r1 / k:.1f}% | {100 * r5 / k:.1f}% | {mrr / k:.3f} |",
-                  flush=True)
-
+            print_row(f"{name} held-out", "all-mpnet-base-v2 teacher", qs, cos, w)
 
 if __name__ == "__main__":
     main()

@@ -5,20 +5,12 @@ for `ceiling_mpnet.py`: BERT's layers plus MPNet's relative position bias (32 bu
 import math
 import numpy as np
 
+from distill import gelu, layer_norm
+
 HEADS = 12
 BUCKETS = 32
 MAX_DISTANCE = 128
-
-
-def gelu(x):
-    c = np.float32(math.sqrt(2.0 / math.pi))
-    return np.float32(0.5) * x * (np.float32(1.0) + np.tanh(c * (x + np.float32(0.044715) * x * x * x)))
-
-
-def layer_norm(x, w, b, eps=1e-5):
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + np.float32(eps)) * w + b
+EPS = 1e-5  # layer norm (BERT's is 1e-12)
 
 
 def bucket(relative):
@@ -48,7 +40,7 @@ class MPNet:
         n, length = ids.shape
         pos = np.arange(length) + 2  # padding_idx 1, no padding
         x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][pos][None]
-        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        x = layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], EPS)
         rel = np.arange(length)[None, :] - np.arange(length)[:, None]
         bias = w["encoder.relative_attention_bias.weight"][bucket(rel)].transpose(2, 0, 1)[None]
         hidden = x.shape[-1]
@@ -68,7 +60,7 @@ class MPNet:
             attn /= attn.sum(-1, keepdims=True)
             ctx = (attn @ v).transpose(0, 2, 1, 3).reshape(n, length, hidden)
             x = layer_norm(x + lin("attention.attn.o", ctx),
-                           w[p + "attention.LayerNorm.weight"], w[p + "attention.LayerNorm.bias"])
+                           w[p + "attention.LayerNorm.weight"], w[p + "attention.LayerNorm.bias"], EPS)
             h = gelu(lin("intermediate.dense", x))
-            x = layer_norm(x + lin("output.dense", h), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            x = layer_norm(x + lin("output.dense", h), w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], EPS)
         return x
