@@ -33,6 +33,7 @@ use super::call::prepare;
 use super::cancels::Cancels;
 use super::detach::Detachable;
 use super::events::{self, Events};
+use super::headers::{AllowedHost, accepts, accepts_alone, host_allowed, json_in};
 use super::request::{Incoming, classify};
 use super::tools_list::ToolsList;
 use crate::call::{hooks::Hooks, watch::Who};
@@ -163,80 +164,6 @@ impl HttpLane {
     fn seen(&self) -> std::sync::MutexGuard<'_, Option<[HeaderValue; 3]>> {
         self.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// Whether a Content-Type is JSON.
-fn json_in(content_type: &HeaderValue) -> bool {
-    content_type.to_str().is_ok_and(|v| {
-        v.split(';')
-            .next()
-            .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
-    })
-}
-
-/// Whether an Accept value lists `wanted`.
-fn lists(accept: &HeaderValue, wanted: &str) -> bool {
-    accept.to_str().is_ok_and(|v| {
-        v.split(',').any(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .eq_ignore_ascii_case(wanted)
-        })
-    })
-}
-
-/// Whether any Accept header lists `wanted`.
-fn accepts(headers: &HeaderMap, wanted: &str) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .any(|v| lists(v, wanted))
-}
-
-/// Whether one Accept value lists both JSON and SSE.
-fn accepts_alone(accept: &HeaderValue) -> bool {
-    lists(accept, "application/json") && lists(accept, "text/event-stream")
-}
-
-/// An entry of rmcp's allowed Host list: a host, and the port when the entry names one.
-#[derive(Debug)]
-struct AllowedHost {
-    host: String,
-    port: Option<u16>,
-}
-
-impl AllowedHost {
-    fn new(entry: &str) -> Self {
-        match entry.trim().parse::<axum::http::uri::Authority>() {
-            Ok(a) => Self {
-                host: bare(a.host()).to_owned(),
-                port: a.port_u16(),
-            },
-            Err(_) => Self {
-                host: bare(entry.trim()).to_owned(),
-                port: None,
-            },
-        }
-    }
-}
-
-/// A host without the brackets of an IPv6 literal.
-fn bare(host: &str) -> &str {
-    host.trim_matches(['[', ']'])
-}
-
-/// rmcp's Host rule: the host (and the port, when the allowed entry has one) of an entry.
-fn host_allowed(host: &str, allowed: &[AllowedHost]) -> bool {
-    let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
-        return false;
-    };
-    let (host, port) = (bare(authority.host()), authority.port_u16());
-    allowed.is_empty()
-        || allowed
-            .iter()
-            .any(|a| a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| Some(p) == port))
 }
 
 /// What the lane made of a request.
@@ -478,34 +405,5 @@ pub(crate) async fn serve(
     match lane.take(request, None).await {
         Outcome::Answered(response) => response,
         Outcome::Untouched(request) | Outcome::Read(request) => next.run(request).await,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_follow_rmcps_rule() {
-        let allowed =
-            Vec::from(["localhost", "127.0.0.1", "::1", "gw.lan:8700"].map(AllowedHost::new));
-        for ok in [
-            "localhost:8700",
-            "LOCALHOST",
-            "127.0.0.1:1",
-            "[::1]:8700",
-            "gw.lan:8700",
-        ] {
-            assert!(host_allowed(ok, &allowed), "{ok}");
-        }
-        for bad in [
-            "evil.com",
-            "gw.lan:9999",
-            "gw.lan",
-            "127.0.0.2:8700",
-            "not a host",
-        ] {
-            assert!(!host_allowed(bad, &allowed), "{bad}");
-        }
     }
 }

@@ -31,6 +31,7 @@ mod cancels;
 mod chunks;
 mod detach;
 mod events;
+mod headers;
 pub(crate) mod http;
 mod request;
 mod stdio;
