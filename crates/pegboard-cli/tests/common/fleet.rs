@@ -208,14 +208,42 @@ pub async fn zcard(port: u16, db: u8, key: &str) -> Result<u64> {
 }
 
 /// Wait (45 s at most) until the sorted set `key` holds `n` members: what another process put
-/// in the store, seen in the store.
+/// in the store, seen in the store. Woken by the store's own keyspace notifications of the key
+/// (sorted-set commands, deletion, expiry; scripts' commands notify too), each followed by a look.
 pub async fn until_zcard(port: u16, db: u8, key: &str, n: u64) -> Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     tokio::time::timeout(Duration::from_secs(45), async {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        let mut stream = tokio::io::BufReader::new(stream);
+        stream
+            .get_mut()
+            .write_all(
+                format!(
+                    "CONFIG SET notify-keyspace-events Kzgx\r\nSUBSCRIBE __keyspace@{db}__:{key}\r\n"
+                )
+                .as_bytes(),
+            )
+            .await?;
+        let mut line = String::new();
+        stream.read_line(&mut line).await?;
+        anyhow::ensure!(line.starts_with("+OK"), "CONFIG SET: {line}");
+        // Subscribed (the confirmation ends with the count of channels, `:1`) before the first
+        // look: whatever changes after it is notified.
+        while !line.starts_with(':') {
+            line.clear();
+            anyhow::ensure!(stream.read_line(&mut line).await? > 0, "SUBSCRIBE: closed");
+        }
         loop {
             if zcard(port, db, key).await? == n {
                 return anyhow::Ok(());
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // The next line of a notification (a look per line: more looks than needed, none
+            // missed).
+            line.clear();
+            anyhow::ensure!(
+                stream.read_line(&mut line).await? > 0,
+                "the notifications' connection closed"
+            );
         }
     })
     .await
