@@ -195,9 +195,14 @@ impl RawClient {
 
     /// `initialize` and `notifications/initialized` at `url`: the session is open there.
     async fn open(&mut self, url: &str) -> Result<()> {
+        self.open_with(url, json!({})).await
+    }
+
+    /// [`Self::open`], declaring the client's `capabilities`.
+    async fn open_with(&mut self, url: &str, capabilities: Value) -> Result<()> {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18",
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "e2e-store", "version": "1"}
         }});
         let mut request = self
